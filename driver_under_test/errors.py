@@ -26,3 +26,10 @@ def invalid(message: str, rule: str = "") -> DriverError:
 def failure(message: str, rule: str = "") -> DriverError:
     """A GENERAL_FAILURE error."""
     return DriverError(ErrorStatus.GENERAL_FAILURE, message, rule)
+
+
+def as_driver_error(e: BaseException) -> DriverError:
+    """The error to report for any exception reaching the HAL boundary: unexpected ones become GENERAL_FAILURE."""
+    if isinstance(e, DriverError):
+        return e
+    return DriverError(ErrorStatus.GENERAL_FAILURE, f"internal error: {type(e).__name__}: {e}", "driver.internal")

@@ -72,3 +72,22 @@ from harness.hal.types import (
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+from harness.hal.fence import FenceState, SyncFence  # noqa: E402, F401
+from harness.hal.memory import (  # noqa: E402, F401
+    HWB_FORMAT_BLOB,
+    HWB_FORMAT_R8G8B8A8_UNORM,
+    HWB_HEADER_SIZE,
+    HWB_MAGIC,
+    Memory,
+    MemoryBoundsError,
+    MemoryKind,
+    MemoryMapError,
+    create_ashmem,
+    create_hardware_buffer,
+    create_hardware_buffer_blob,
+    create_mmap_fd,
+    recv_memory,
+    send_memory,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]  # noqa: F811

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
-from collections.abc import Sequence
 
 from harness.hal.enums import OperandType
 
@@ -71,9 +71,14 @@ def is_scalar_type(operand_type: int) -> bool:
 
 def is_tensor_type(operand_type: int) -> bool:
     """True for tensor operand types (everything known that is neither scalar, SUBGRAPH nor OEM)."""
-    return is_known_type(operand_type) and operand_type not in SCALAR_TYPES and operand_type not in (
-        OperandType.SUBGRAPH,
-        OperandType.OEM,
+    return (
+        is_known_type(operand_type)
+        and operand_type not in SCALAR_TYPES
+        and operand_type
+        not in (
+            OperandType.SUBGRAPH,
+            OperandType.OEM,
+        )
     )
 
 

@@ -136,7 +136,7 @@ class OutputShape:
     is_sufficient: bool = True
 
 
-@dataclass
+@dataclass(frozen=True)
 class Timing:
     """Execution timing in microseconds; NO_TIMING (UINT64_MAX) means not available."""
 

@@ -1,19 +1,93 @@
-"""Numeric helpers shared by the reference kernels: real values of stored operands, requantization,
-fused activations. Plain float64 arithmetic: these are meant to be obviously correct, not fast."""
+"""Numeric and declarative helpers shared by the operation catalogue.
+
+Numerics: real values of stored operands, requantization, fused activations. Plain float64 arithmetic:
+these are meant to be obviously correct, not fast.
+
+Declarations: short names for operand types and HAL versions, Arg builders, reusable signature checks
+(`Check` functions return human-readable violations), shape helpers and `define`, which registers an
+OpSpec whose kernel runs with numpy floating-point warnings silenced.
+
+Conventions every family module follows:
+- Shape functions see operand dimensions, where 0 means "unknown dimension"; they return 0 for a
+  dimension they cannot determine and an empty tuple for a tensor whose rank they cannot determine
+  (a scalar output's shape is also the empty tuple; the operand type tells the two apart).
+- Kernels receive stored-form inputs and return stored-form outputs with their actual shapes. A run-time
+  argument error that the HAL says must make the execution fail (an index out of bounds, a dimension that
+  is not 1 in SQUEEZE, ...) is raised as `ExecutionError`; an input whose result the HAL leaves
+  unspecified (integer overflow or division by zero, ...) raises `UnspecifiedResult`.
+- Generation hints are documented in harness/ops/HINTS.md.
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
 import numpy as np
 
-from harness.hal import FusedActivation, Operand, OperandType, SymmPerChannelQuantParams, numpy_dtype
+from harness.hal import FusedActivation, Operand, OperandType, OperationType, SymmPerChannelQuantParams, numpy_dtype
+from harness.ops.registry import Arg, KernelContext, OpSpec, ShapeContext, Signature, register
 
-FLOAT_TYPES = frozenset({OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16, OperandType.FLOAT32, OperandType.FLOAT16})
+FLOAT_TYPES = frozenset(
+    {OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16, OperandType.FLOAT32, OperandType.FLOAT16}
+)
 QUANT_ASYMM_TYPES = frozenset(
     {OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED, OperandType.TENSOR_QUANT16_ASYMM}
 )
 QUANT_SYMM_TYPES = frozenset(
     {OperandType.TENSOR_QUANT8_SYMM, OperandType.TENSOR_QUANT16_SYMM, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL}
 )
+
+# Short names used by the signature tables.
+F32 = OperandType.TENSOR_FLOAT32
+F16 = OperandType.TENSOR_FLOAT16
+I32 = OperandType.TENSOR_INT32
+Q8 = OperandType.TENSOR_QUANT8_ASYMM
+QS8 = OperandType.TENSOR_QUANT8_ASYMM_SIGNED
+Q8_SYMM = OperandType.TENSOR_QUANT8_SYMM
+Q8_PER_CHANNEL = OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL
+Q16_SYMM = OperandType.TENSOR_QUANT16_SYMM
+Q16_ASYMM = OperandType.TENSOR_QUANT16_ASYMM
+BOOL8 = OperandType.TENSOR_BOOL8
+INT32 = OperandType.INT32
+FLOAT32 = OperandType.FLOAT32
+FLOAT16 = OperandType.FLOAT16
+BOOL = OperandType.BOOL
+SUBGRAPH = OperandType.SUBGRAPH
+
+V1_0, V1_1, V1_2, V1_3 = "V1_0", "V1_1", "V1_2", "V1_3"
+_VERSION_ORDER = (V1_0, V1_1, V1_2, V1_3)
+
+# Rank limits as the HAL states them. "from 1" has no upper limit: generators should cap it themselves.
+NO_RANK_LIMIT = 2**31 - 1
+RANK_UP_TO_4 = (1, 4)
+RANK_FROM_1 = (1, NO_RANK_LIMIT)
+RANK_4 = (4, 4)
+RANK_1 = (1, 1)
+RANK_2 = (2, 2)
+
+# Every operand type that can carry data between operations (IF/WHILE pass any of them through).
+DATA_TYPES = tuple(
+    t for t in OperandType if t not in (OperandType.SUBGRAPH, OperandType.OEM, OperandType.TENSOR_OEM_BYTE)
+)
+
+# The scalar type of a "same kind" scalar parameter (beta, alpha, pad value) for a float tensor type.
+FLOAT_SCALAR_OF = {F32: FLOAT32, F16: FLOAT16}
+
+
+class ExecutionError(ValueError):
+    """A run-time argument error that the HAL says must make the execution fail."""
+
+
+class UnspecifiedResult(Exception):
+    """The HAL leaves the result of this execution unspecified (e.g. int32 overflow): it must not be judged."""
+
+
+Check = Callable[[ShapeContext], list[str]]
+
+
+# ----------------------------------------------------------------------------------------------- numerics
 
 
 def is_float(operand: Operand) -> bool:
@@ -26,16 +100,21 @@ def is_quantized(operand: Operand) -> bool:
     return operand.type in QUANT_ASYMM_TYPES or operand.type in QUANT_SYMM_TYPES
 
 
+def hal_scale(scale: float) -> float:
+    """A scale as the HAL holds it: a float32 (a decimal like 0.1 is not exactly one)."""
+    return float(np.float32(scale))
+
+
 def to_real(value: np.ndarray, operand: Operand) -> np.ndarray:
     """The real (float64) values a stored tensor represents: dequantized when quantized."""
     data = np.asarray(value)
     if isinstance(operand.extra_params, SymmPerChannelQuantParams):
-        scales = np.asarray(operand.extra_params.scales, dtype=np.float64)
+        scales = np.asarray(operand.extra_params.scales, dtype=np.float32).astype(np.float64)
         shape = [1] * data.ndim
         shape[operand.extra_params.channel_dim] = -1
         return data.astype(np.float64) * scales.reshape(shape)
     if is_quantized(operand):
-        return (data.astype(np.float64) - operand.zero_point) * operand.scale
+        return (data.astype(np.float64) - operand.zero_point) * hal_scale(operand.scale)
     return data.astype(np.float64)
 
 
@@ -54,16 +133,25 @@ def from_real(real: np.ndarray, operand: Operand) -> np.ndarray:
     """Store real values in the operand's type: quantize (round, saturate) or cast."""
     dtype = numpy_dtype(operand.type)
     real = np.asarray(real, dtype=np.float64)
-    if is_quantized(operand):
-        lo, hi = type_range(operand.type)
-        q = round_half_away(real / operand.scale) + operand.zero_point
-        return np.clip(q, lo, hi).astype(dtype)
-    if dtype.kind in "iu":
-        lo, hi = type_range(operand.type)
-        return np.clip(np.trunc(real), lo, hi).astype(dtype)
-    if dtype.kind == "b":
-        return real.astype(bool)
-    return real.astype(dtype)
+    # Overflow to inf (float16) and NaN casts are the expected outcome here, not an error.
+    with np.errstate(all="ignore"):
+        if is_quantized(operand):
+            lo, hi = type_range(operand.type)
+            q = round_half_away(real / hal_scale(operand.scale)) + operand.zero_point
+            return np.clip(q, lo, hi).astype(dtype)
+        if dtype.kind in "iu":
+            lo, hi = type_range(operand.type)
+            return np.clip(np.trunc(real), lo, hi).astype(dtype)
+        if dtype.kind == "b":
+            return real.astype(bool)
+        return real.astype(dtype)
+
+
+def requantize(value: np.ndarray, src: Operand, dst: Operand) -> np.ndarray:
+    """Re-express stored values of `src` in the type and quantization of `dst`."""
+    if src.type == dst.type and src.scale == dst.scale and src.zero_point == dst.zero_point:
+        return np.asarray(value, dtype=numpy_dtype(dst.type))
+    return from_real(to_real(value, src), dst)
 
 
 def activation_bounds(code: int) -> tuple[float, float]:
@@ -80,3 +168,307 @@ def apply_activation(real: np.ndarray, code: int) -> np.ndarray:
     """Apply a fused activation to real values."""
     lo, hi = activation_bounds(code)
     return np.clip(real, lo, hi)
+
+
+def output_dtype(ctx: KernelContext, k: int = 0) -> np.dtype:
+    """Stored numpy dtype of output k."""
+    return numpy_dtype(ctx.output_operands[k].type)
+
+
+def real_input(ctx: KernelContext, i: int) -> np.ndarray:
+    """Real (float64) values of input i."""
+    return to_real(ctx.inputs[i], ctx.input_operands[i])
+
+
+def store(ctx: KernelContext, real: np.ndarray, k: int = 0) -> np.ndarray:
+    """Real values stored in the type of output k."""
+    return from_real(real, ctx.output_operands[k])
+
+
+def exact_int32(values: np.ndarray) -> np.ndarray:
+    """Exact integer results as TENSOR_INT32 data; UnspecifiedResult if any does not fit in int32."""
+    values = np.asarray(values, dtype=np.int64)
+    lo, hi = type_range(OperandType.TENSOR_INT32)
+    if values.size and (values.min() < lo or values.max() > hi):
+        raise UnspecifiedResult("int32 overflow")
+    return values.astype(np.int32)
+
+
+def int_list(value: np.ndarray | None) -> list[int] | None:
+    """A stored integer tensor as a flat list of Python ints (None stays None)."""
+    if value is None:
+        return None
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+# ----------------------------------------------------------------------------------------------- shapes
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """Axis in [-rank, rank) mapped to [0, rank); ExecutionError outside that range."""
+    if not -rank <= axis < rank:
+        raise ExecutionError(f"axis {axis} out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def broadcast_dims(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
+    """NumPy-style broadcast of two operand shapes where 0 means unknown; ValueError if incompatible."""
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        elif x == 0 or y == 0:  # one side unknown: it must be 1 or equal to the other
+            out.append(max(x, y))
+        else:
+            raise ValueError(f"dimensions {x} and {y} are not broadcast-compatible")
+    return tuple(out)
+
+
+def known_rank(shape: Sequence[int] | None) -> bool:
+    """True when a shape's rank is known (tensors with empty dimensions have unknown rank)."""
+    return shape is not None and len(shape) > 0
+
+
+def same_shape(ctx: ShapeContext, i: int = 0) -> list[tuple[int, ...]]:
+    """Shape function: one output shaped like input i."""
+    shape = ctx.shapes[i]
+    return [tuple(shape) if shape is not None else ()]
+
+
+def broadcast_shape(ctx: ShapeContext) -> list[tuple[int, ...]]:
+    """Shape function: one output shaped like the broadcast of inputs 0 and 1."""
+    a, b = ctx.shapes[0], ctx.shapes[1]
+    if not known_rank(a) or not known_rank(b):
+        return [()]
+    return [broadcast_dims(a, b)]
+
+
+def constant_ints(ctx: ShapeContext, i: int) -> list[int] | None:
+    """Constant integer tensor input i as a list, or None if it is absent or not constant."""
+    if i >= len(ctx.values):
+        return None
+    return int_list(ctx.values[i])
+
+
+# ----------------------------------------------------------------------------------------------- declarations
+
+
+def tensor(name: str, t: OperandType, rank: tuple[int, int] | None = RANK_UP_TO_4, **kw: Any) -> Arg:
+    """A tensor position of one type."""
+    return Arg(name, (t,), rank=rank, **kw)
+
+
+def scalar(name: str, t: OperandType, **kw: Any) -> Arg:
+    """A scalar position of one type."""
+    return Arg(name, (t,), **kw)
+
+
+def later(*versions: str) -> str:
+    """The latest of several HAL versions."""
+    return max(versions, key=_VERSION_ORDER.index)
+
+
+def checks(*fns: Check | None) -> Check | None:
+    """Combine checks into one that reports every violation (None entries are skipped)."""
+    active = [f for f in fns if f is not None]
+    if not active:
+        return None
+
+    def combined(ctx: ShapeContext) -> list[str]:
+        out: list[str] = []
+        for f in active:
+            out.extend(f(ctx))
+        return out
+
+    return combined
+
+
+def _scalar_value(ctx: ShapeContext, i: int) -> Any:
+    return ctx.scalar(i) if i < len(ctx.values) else None
+
+
+def _same_float32(a: float, b: float) -> bool:
+    return bool(np.float32(a) == np.float32(b))
+
+
+def same_quant_as_input(inp: int = 0, out: int = 0) -> Check:
+    """Check: a quantized output has the scale and zero point of input `inp`."""
+
+    def check(ctx: ShapeContext) -> list[str]:
+        src, dst = ctx.operands[inp], ctx.outputs[out]
+        if src is None or not is_quantized(dst):
+            return []
+        if not _same_float32(src.scale, dst.scale) or src.zero_point != dst.zero_point:
+            return [
+                f"output {out} scale/zeroPoint ({dst.scale}, {dst.zero_point}) must equal input {inp}'s "
+                f"({src.scale}, {src.zero_point})"
+            ]
+        return []
+
+    return check
+
+
+def fixed_output_quant(scale: float, zero_point: int, out: int = 0) -> Check:
+    """Check: output `out` has exactly this scale and zero point."""
+
+    def check(ctx: ShapeContext) -> list[str]:
+        dst = ctx.outputs[out]
+        if not _same_float32(dst.scale, scale) or dst.zero_point != zero_point:
+            return [
+                f"output {out} scale/zeroPoint must be ({scale}, {zero_point}), got ({dst.scale}, {dst.zero_point})"
+            ]
+        return []
+
+    return check
+
+
+def scalar_in(i: int, allowed: Iterable[Any], what: str = "value") -> Check:
+    """Check: constant scalar input i (when known) is one of `allowed`."""
+    allowed = tuple(allowed)
+
+    def check(ctx: ShapeContext) -> list[str]:
+        v = _scalar_value(ctx, i)
+        if v is not None and v not in allowed:
+            return [f"input {i} ({what}) must be one of {list(allowed)}, got {v}"]
+        return []
+
+    return check
+
+
+def scalar_at_least(i: int, lo: float, what: str = "value", strict: bool = False) -> Check:
+    """Check: constant scalar input i (when known) is >= lo (> lo if strict)."""
+
+    def check(ctx: ShapeContext) -> list[str]:
+        v = _scalar_value(ctx, i)
+        if v is not None and (v <= lo if strict else v < lo):
+            return [f"input {i} ({what}) must be {'>' if strict else '>='} {lo}, got {v}"]
+        return []
+
+    return check
+
+
+def fused_activation(i: int, none_only: bool = False) -> Check:
+    """Check: input i is a FusedActivationFunc code (only NONE when `none_only`)."""
+    allowed = (0,) if none_only else tuple(int(a) for a in FusedActivation)
+    return scalar_in(i, allowed, "fused activation")
+
+
+def broadcastable(a: int = 0, b: int = 1) -> Check:
+    """Check: inputs a and b have broadcast-compatible shapes."""
+
+    def check(ctx: ShapeContext) -> list[str]:
+        sa, sb = ctx.shapes[a], ctx.shapes[b]
+        if not known_rank(sa) or not known_rank(sb):
+            return []
+        try:
+            broadcast_dims(sa, sb)
+        except ValueError as e:
+            return [f"inputs {a} and {b}: {e}"]
+        return []
+
+    return check
+
+
+def shapes_equal(*indices: int) -> Check:
+    """Check: the listed inputs have the same (known) dimensions."""
+
+    def check(ctx: ShapeContext) -> list[str]:
+        shapes = [ctx.shapes[i] for i in indices if known_rank(ctx.shapes[i])]
+        for s in shapes[1:]:
+            merged = _merge(shapes[0], s)
+            if merged is None:
+                return [f"inputs {list(indices)} must have the same shape, got {shapes}"]
+        return []
+
+    return check
+
+
+def axis_in_range(i: int, tensor_input: int = 0, extra: int = 0) -> Check:
+    """Check: constant axis input i lies in [-(n+extra), n+extra) for the rank n of `tensor_input`."""
+
+    def check(ctx: ShapeContext) -> list[str]:
+        v, shape = _scalar_value(ctx, i), ctx.shapes[tensor_input]
+        if v is None or not known_rank(shape):
+            return []
+        n = len(shape) + extra
+        if not -n <= v < n:
+            return [f"input {i} (axis) must be in [{-n}, {n}), got {v}"]
+        return []
+
+    return check
+
+
+def _merge(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
+    if len(a) != len(b):
+        return None
+    out = []
+    for x, y in zip(a, b):
+        if x and y and x != y:
+            return None
+        out.append(x or y)
+    return tuple(out)
+
+
+def quiet(fn: Callable[[KernelContext], list[np.ndarray]]) -> Callable[[KernelContext], list[np.ndarray]]:
+    """Run a kernel with numpy floating-point warnings silenced (inf/NaN results are legitimate outputs)."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: KernelContext) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):
+            return fn(ctx)
+
+    return wrapper
+
+
+def define(
+    op: OperationType,
+    family: str,
+    signatures: list[Signature],
+    shape: Callable[[ShapeContext], list[tuple[int, ...]]] | None = None,
+    kernel: Callable[[KernelContext], list[np.ndarray]] | None = None,
+    hints: dict[str, Any] | None = None,
+) -> OpSpec:
+    """Register an operation; its kernel runs with floating-point warnings silenced."""
+    return register(
+        OpSpec(
+            op=op,
+            family=family,
+            signatures=signatures,
+            shape=shape,
+            kernel=quiet(kernel) if kernel is not None else None,
+            hints=hints or {},
+        )
+    )
+
+
+def signature_accepts(sig: Signature, input_types: Sequence[int | None], output_types: Sequence[int]) -> bool:
+    """True if operand types (None = omitted optional input) fit a signature's positions and counts."""
+    return _fits(sig.inputs, list(input_types), sig.required_inputs, optional_ok=True) and _fits(
+        sig.outputs, list(output_types), len(sig.outputs), optional_ok=False
+    )
+
+
+def _fits(args: Sequence[Arg], types: list[int | None], required: int, optional_ok: bool) -> bool:
+    repeated = [k for k, a in enumerate(args) if a.repeated]
+    if repeated:
+        # Expand the single repeated position to absorb the extra operands.
+        k = repeated[0]
+        extra = len(types) - len(args)
+        if extra < 0:
+            return False
+        args = list(args[:k]) + [args[k]] * (extra + 1) + list(args[k + 1 :])
+        required = len(args)
+    if not required <= len(types) <= len(args):
+        return False
+    for arg, t in zip(args, types):
+        if t is None:
+            if not (optional_ok and arg.optional):
+                return False
+        elif t not in arg.types:
+            return False
+    return True

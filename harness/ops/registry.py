@@ -102,7 +102,7 @@ class OpSpec:
     signatures: list[Signature]
     shape: ShapeFn | None = None
     kernel: KernelFn | None = None
-    # Generation hints: free-form, documented per key in harness/ops/README.md
+    # Generation hints: free-form, documented per key in harness/ops/HINTS.md
     # (e.g. "input_range": (lo, hi) keeping results finite; "params": per-input value ranges).
     hints: dict[str, Any] = field(default_factory=dict)
 

@@ -1,0 +1,113 @@
+"""Mapping of client memory pools: the driver decodes each handle itself and maps its file descriptor.
+
+Kinds follow the HAL's names. ashmem and mmap_fd map the descriptor directly; the two hardware-buffer kinds
+start with a 32-byte descriptor header (little endian: magic b"AHWB", version, width, height, layers, format,
+usage) that the driver must decode before it may touch the data that follows.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from driver_under_test.errors import DriverError, failure, invalid
+from harness.hal import ErrorStatus
+
+_HEADER = struct.Struct("<4sIIIIIQ")
+_MAGIC = b"AHWB"
+_FORMAT_BLOB = 0x21
+_FORMAT_BYTES_PER_PIXEL = {0x21: 1, 1: 4}
+_PAGE = mmap.ALLOCATIONGRANULARITY
+
+ALL_KINDS = ("ashmem", "mmap_fd", "hardware_buffer_blob", "hardware_buffer")
+
+
+@dataclass
+class PoolMapping:
+    """A mapped client pool: `data` is a writable byte array of exactly the pool's size."""
+
+    kind: str
+    size: int
+    data: np.ndarray
+    _mm: mmap.mmap | None
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Copy `length` bytes starting at `offset` (bounds were validated against `size`)."""
+        return self.data[offset : offset + length].tobytes()
+
+    def close(self) -> None:
+        """Unmap the pool (idempotent)."""
+        if self._mm is not None:
+            self.data = np.empty(0, np.uint8)
+            try:
+                self._mm.close()
+            except BufferError:
+                # A view is still alive somewhere; the mapping is released with it.
+                pass
+            self._mm = None
+
+
+def _kind_name(memory: object) -> str:
+    kind = getattr(memory, "kind", None)
+    return str(getattr(kind, "value", kind))
+
+
+def _decode_hardware_buffer(fd: int, kind: str) -> tuple[int, int]:
+    """Decode a hardware buffer's header: (data offset, data size), or raise if it cannot be decoded."""
+    raw = os.pread(fd, _HEADER.size, 0)
+    if len(raw) != _HEADER.size:
+        raise failure(f"{kind}: descriptor header truncated", "memory.hardware_buffer.header")
+    magic, version, width, height, layers, fmt, _usage = _HEADER.unpack(raw)
+    if magic != _MAGIC or version != 1:
+        raise failure(
+            f"{kind}: undecodable descriptor (magic {magic!r}, version {version})", "memory.hardware_buffer.header"
+        )
+    if fmt not in _FORMAT_BYTES_PER_PIXEL:
+        raise failure(f"{kind}: unsupported format {fmt:#x}", "memory.hardware_buffer.format")
+    if kind == "hardware_buffer_blob" and (fmt != _FORMAT_BLOB or height != 1 or layers != 1):
+        raise failure("hardware_buffer_blob: descriptor is not a BLOB buffer", "memory.hardware_buffer.blob")
+    if kind == "hardware_buffer" and fmt == _FORMAT_BLOB:
+        raise failure("hardware_buffer: a BLOB descriptor under the non-BLOB kind", "memory.hardware_buffer.kind")
+    return _HEADER.size, width * height * layers * _FORMAT_BYTES_PER_PIXEL[fmt]
+
+
+def map_pool(memory: object, allowed_kinds: tuple[str, ...], *, writable: bool = True) -> PoolMapping:
+    """Map a client memory handle; GENERAL_FAILURE for kinds the device does not support or cannot decode."""
+    kind = _kind_name(memory)
+    if kind not in ALL_KINDS:
+        raise invalid(f"unknown memory kind {kind!r}", "memory.kind")
+    if kind not in allowed_kinds:
+        raise failure(f"memory kind {kind} is not supported by this device", "memory.unsupported_kind")
+    fd = getattr(memory, "fd", -1)
+    size = getattr(memory, "size", -1)
+    offset = getattr(memory, "offset", 0)
+    if not isinstance(fd, int) or fd < 0 or not isinstance(size, int) or size < 0:
+        raise invalid("memory handle without a valid descriptor or size", "memory.handle")
+    if kind.startswith("hardware_buffer"):
+        offset, decoded_size = _decode_hardware_buffer(fd, kind)
+        if decoded_size != size:
+            raise failure(
+                f"{kind}: descriptor says {decoded_size} bytes, handle says {size}", "memory.hardware_buffer.size"
+            )
+    if not isinstance(offset, int) or offset < 0:
+        raise invalid("memory handle with a negative offset", "memory.handle")
+    try:
+        file_size = os.fstat(fd).st_size
+    except OSError as e:
+        raise DriverError(ErrorStatus.INVALID_ARGUMENT, f"memory descriptor unusable: {e}", "memory.handle") from None
+    if offset + size > file_size:
+        raise invalid(f"memory handle claims {offset}+{size} bytes but its file has {file_size}", "memory.handle.size")
+    if size == 0:
+        return PoolMapping(kind, 0, np.empty(0, np.uint8), None)
+    start = offset - offset % _PAGE
+    prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+    try:
+        mm = mmap.mmap(fd, offset - start + size, mmap.MAP_SHARED, prot, offset=start)
+    except (OSError, ValueError) as e:
+        raise failure(f"cannot map {kind} memory: {e}", "memory.map") from None
+    data = np.frombuffer(mm, dtype=np.uint8, count=size, offset=offset - start)
+    return PoolMapping(kind, size, data, mm)

@@ -1,0 +1,318 @@
+"""The driver's PreparedModel: request validation, pool mapping, execution, output shapes and timing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
+from driver_under_test.executor import CompiledSubgraph, Executor, RunContext, operand_tensor
+from driver_under_test.faults import FaultSet
+from driver_under_test.options import DeviceOptions
+from driver_under_test.pools import PoolMapping, map_pool
+from driver_under_test.validation import validate_request
+from harness.hal import (
+    LOOP_TIMEOUT_DEFAULT_NS,
+    LOOP_TIMEOUT_MAXIMUM_NS,
+    NO_TIMING_INFO,
+    BurstCallback,
+    BurstContext,
+    Deadline,
+    DriverBufferToken,
+    Duration,
+    ErrorStatus,
+    ExecutionCallback,
+    FencedExecutionCallback,
+    MeasureTiming,
+    Model,
+    OutputShape,
+    PreparedModel,
+    Request,
+    Timing,
+    element_size,
+    numpy_dtype,
+)
+from harness.hal.fence import FenceState, SyncFence
+
+_STATUSES_WITH_SHAPES = (ErrorStatus.NONE, ErrorStatus.OUTPUT_INSUFFICIENT_SIZE)
+
+
+@dataclass
+class ExecutionResult:
+    """What one execution reports through any of the execution paths."""
+
+    status: ErrorStatus
+    output_shapes: list[OutputShape]
+    timing: Timing
+    message: str = ""
+
+    @classmethod
+    def error(cls, e: DriverError) -> ExecutionResult:
+        """The result of a failed execution: no shapes, no timing."""
+        return cls(e.status, [], NO_TIMING_INFO, str(e))
+
+
+def _loop_timeout(duration: Duration) -> int:
+    if duration is None:
+        return LOOP_TIMEOUT_DEFAULT_NS
+    if duration < 0:
+        raise invalid(f"negative loop timeout {duration}", "request.loop_timeout")
+    return min(int(duration), LOOP_TIMEOUT_MAXIMUM_NS)
+
+
+class DriverPreparedModel(PreparedModel):
+    """A model compiled by this driver."""
+
+    def __init__(self, model: Model, subgraphs: list[CompiledSubgraph], options: DeviceOptions, faults: FaultSet):
+        self._model = model
+        self._subgraphs = subgraphs
+        self._options = options
+        self._faults = faults
+
+    # --- the core every path shares -------------------------------------------------------------------
+
+    def _validate(self, request: Request, *, fenced: bool) -> list[list[int]]:
+        return validate_request(self._model, request, fenced=fenced, limits=self._options.limits)
+
+    def _map_pools(self, request: Request) -> list[PoolMapping | None]:
+        mappings: list[PoolMapping | None] = []
+        try:
+            for pool in request.pools:
+                if isinstance(pool, DriverBufferToken):
+                    raise invalid(f"driver buffer token {pool.token} is unknown to this device", "request.pool.token")
+                mappings.append(map_pool(pool, self._options.execution_memory_kinds))
+        except DriverError:
+            for m in mappings:
+                if m is not None:
+                    m.close()
+            raise
+        return mappings
+
+    def _run(
+        self,
+        request: Request,
+        input_dims: list[list[int]],
+        measure: MeasureTiming,
+        deadline: Deadline,
+        loop_timeout: Duration,
+    ) -> ExecutionResult:
+        started = time.perf_counter_ns()
+        loop_timeout_ns = _loop_timeout(loop_timeout)
+        if deadline is not None and time.monotonic_ns() > deadline:
+            raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "deadline passed before execution", "qos.deadline")
+        pools = self._map_pools(request)
+        try:
+            main = self._subgraphs[0]
+            inputs = []
+            for arg, operand_index, dims in zip(request.inputs, main.inputs, input_dims):
+                if arg.has_no_value:
+                    inputs.append(None)
+                    continue
+                operand = main.operands[operand_index]
+                raw = pools[arg.location.pool_index].read(arg.location.offset, arg.location.length)  # type: ignore[union-attr]
+                data = np.frombuffer(raw, dtype=numpy_dtype(operand.type)).reshape(tuple(dims))
+                inputs.append(operand_tensor(operand, shape=tuple(dims), data=data))
+            ctx = RunContext(
+                self._subgraphs,
+                self._model.relax_computation_float32_to_float16,
+                self._faults,
+                deadline,
+                loop_timeout_ns,
+            )
+            outputs = Executor(ctx).run(0, inputs)
+            result = self._deliver(request, main, outputs, pools)
+        finally:
+            for m in pools:
+                if m is not None:
+                    m.close()
+        if result.status == ErrorStatus.NONE and measure == MeasureTiming.YES:
+            in_driver = (time.perf_counter_ns() - started) // 1000
+            result.timing = Timing(time_on_device=min(ctx.kernel_ns // 1000, in_driver), time_in_driver=in_driver)
+        return result
+
+    def _deliver(self, request: Request, main: CompiledSubgraph, outputs: list, pools: list) -> ExecutionResult:
+        shapes = []
+        sufficient = True
+        for arg, operand_index, tensor in zip(request.outputs, main.outputs, outputs):
+            actual = [int(d) for d in tensor.data.shape]
+            wanted = arg.dimensions or main.operands[operand_index].dimensions
+            if wanted and len(wanted) == len(actual) and any(w and w != a for w, a in zip(wanted, actual)):
+                raise failure(
+                    f"output {operand_index}: computed shape {actual} conflicts with {list(wanted)}", "exec.shape"
+                )
+            needed = tensor.data.size * element_size(tensor.type)
+            fits = arg.has_no_value or needed <= arg.location.length
+            sufficient &= fits
+            shapes.append(OutputShape(dimensions=actual, is_sufficient=fits))
+        if not sufficient:
+            return ExecutionResult(
+                ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes, NO_TIMING_INFO, "output buffer too small"
+            )
+        for arg, tensor in zip(request.outputs, outputs):
+            if arg.has_no_value:
+                continue
+            raw = np.ascontiguousarray(tensor.data).view(np.uint8).reshape(-1)
+            pool = pools[arg.location.pool_index]
+            pool.data[arg.location.offset : arg.location.offset + raw.size] = raw
+        return ExecutionResult(ErrorStatus.NONE, shapes, NO_TIMING_INFO)
+
+    def run_request(
+        self,
+        request: Request,
+        measure: MeasureTiming,
+        deadline: Deadline,
+        loop_timeout: Duration,
+        *,
+        fenced: bool = False,
+    ) -> ExecutionResult:
+        """Validate and execute one request; every failure becomes a result, never an exception."""
+        try:
+            dims = self._validate(request, fenced=fenced)
+            result = self._run(request, dims, measure, deadline, loop_timeout)
+        except Exception as e:  # the HAL boundary: statuses, never exceptions
+            return ExecutionResult.error(as_driver_error(e))
+        if result.status not in _STATUSES_WITH_SHAPES:
+            result.output_shapes = []
+        return result
+
+    # --- the HAL methods ------------------------------------------------------------------------------
+
+    def execute_synchronously(
+        self, request: Request, measure: MeasureTiming, deadline: Deadline, loop_timeout_duration: Duration
+    ) -> tuple[ErrorStatus, list[OutputShape], Timing]:
+        """IPreparedModel::executeSynchronously_1_3."""
+        r = self.run_request(request, measure, deadline, loop_timeout_duration)
+        return r.status, r.output_shapes, r.timing
+
+    def execute(
+        self,
+        request: Request,
+        measure: MeasureTiming,
+        deadline: Deadline,
+        loop_timeout_duration: Duration,
+        callback: ExecutionCallback,
+    ) -> ErrorStatus:
+        """IPreparedModel::execute_1_3: invalid requests fail at launch and through the callback."""
+        if callback is None:
+            return ErrorStatus.INVALID_ARGUMENT
+        try:
+            dims = self._validate(request, fenced=False)
+        except Exception as e:
+            error = as_driver_error(e)
+            callback.notify(error.status, [], NO_TIMING_INFO)
+            return error.status
+
+        def work() -> None:
+            try:
+                r = self._run(request, dims, measure, deadline, loop_timeout_duration)
+            except Exception as e:
+                r = ExecutionResult.error(as_driver_error(e))
+            callback.notify(r.status, r.output_shapes if r.status in _STATUSES_WITH_SHAPES else [], r.timing)
+
+        threading.Thread(target=work, name="dut-execute", daemon=True).start()
+        return ErrorStatus.NONE
+
+    def execute_fenced(
+        self,
+        request: Request,
+        wait_for: Sequence[SyncFence],
+        measure: MeasureTiming,
+        deadline: Deadline,
+        loop_timeout_duration: Duration,
+        timeout_after_fence: Duration,
+    ) -> tuple[ErrorStatus, SyncFence | None, FencedExecutionCallback | None]:
+        """IPreparedModel::executeFenced: waits for the fences in a worker, signals the returned fence."""
+        try:
+            dims = self._validate(request, fenced=True)
+            for fence in wait_for:
+                if not isinstance(fence, SyncFence):
+                    raise invalid("wait_for holds something that is not a sync fence", "fenced.fence")
+                if fence.state() == FenceState.ERROR:
+                    raise invalid("a fence to wait for is in an error state", "fenced.fence_error")
+            if timeout_after_fence is not None and timeout_after_fence < 0:
+                raise invalid("negative timeout after fence", "fenced.timeout")
+            _loop_timeout(loop_timeout_duration)
+        except Exception as e:
+            return as_driver_error(e).status, None, None
+        # The driver signals its own handle; the client gets a duplicate it may close at any time.
+        done = SyncFence.create()
+        client_fence = done.dup()
+        callback = _FencedCallback()
+        launched = time.perf_counter_ns()
+
+        def work() -> None:
+            try:
+                limit = time.monotonic() + self._options.fence_wait_limit_s
+                for fence in wait_for:
+                    while True:
+                        state = fence.wait(0.05)
+                        if state == FenceState.SIGNALED:
+                            break
+                        if state == FenceState.ERROR:
+                            raise failure("a fence waited for went into an error state", "fenced.fence_error")
+                        if deadline is not None and time.monotonic_ns() > deadline:
+                            raise DriverError(
+                                ErrorStatus.MISSED_DEADLINE_TRANSIENT, "deadline passed waiting for fences"
+                            )
+                        if time.monotonic() > limit:
+                            raise failure("gave up waiting for fences", "fenced.fence_wait")
+                fenced_at = time.perf_counter_ns()
+                effective = deadline
+                if timeout_after_fence is not None:
+                    after = time.monotonic_ns() + int(timeout_after_fence)
+                    effective = after if effective is None else min(effective, after)
+                r = self._run(request, dims, measure, effective, loop_timeout_duration)
+                if r.status != ErrorStatus.NONE:
+                    raise DriverError(r.status, r.message or "fenced execution failed")
+                end = time.perf_counter_ns()
+                if measure == MeasureTiming.YES:
+                    on_device = r.timing.time_on_device
+                    callback.complete(
+                        ErrorStatus.NONE,
+                        Timing(min(on_device, (end - launched) // 1000), (end - launched) // 1000),
+                        Timing(min(on_device, (end - fenced_at) // 1000), (end - fenced_at) // 1000),
+                    )
+                else:
+                    callback.complete(ErrorStatus.NONE, NO_TIMING_INFO, NO_TIMING_INFO)
+                done.signal()
+            except Exception as e:
+                callback.complete(as_driver_error(e).status, NO_TIMING_INFO, NO_TIMING_INFO)
+                done.set_error()
+            finally:
+                done.close()
+
+        threading.Thread(target=work, name="dut-fenced", daemon=True).start()
+        return ErrorStatus.NONE, client_fence, callback
+
+    def configure_execution_burst(
+        self,
+        callback: BurstCallback,
+        request_channel: object,
+        result_channel: object,
+    ) -> tuple[ErrorStatus, BurstContext | None]:
+        """IPreparedModel::configureExecutionBurst: not offered by this driver version (GENERAL_FAILURE)."""
+        return ErrorStatus.GENERAL_FAILURE, None
+
+
+class _FencedCallback(FencedExecutionCallback):
+    """Holds a fenced execution's outcome; asking before completion is GENERAL_FAILURE."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._result: tuple[ErrorStatus, Timing, Timing] | None = None
+
+    def complete(self, status: ErrorStatus, launched: Timing, fenced: Timing) -> None:
+        """Record the outcome (called once by the worker)."""
+        with self._lock:
+            self._result = (status, launched, fenced)
+
+    def get_execution_info(self) -> tuple[ErrorStatus, Timing, Timing]:
+        """IFencedExecutionCallback::getExecutionInfo."""
+        with self._lock:
+            if self._result is None:
+                return ErrorStatus.GENERAL_FAILURE, NO_TIMING_INFO, NO_TIMING_INFO
+            return self._result

@@ -1,0 +1,262 @@
+"""Checks of one operand on its own: type, dimensions, quantization parameters, extra parameters and location."""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+
+from driver_under_test.errors import invalid
+from driver_under_test.validation.limits import Limits, bounded_element_count, exhausted
+from harness.hal import (
+    DataLocation,
+    OperandLifeTime,
+    OperandType,
+    SymmPerChannelQuantParams,
+    element_size,
+    is_extension_type,
+    is_scalar_type,
+)
+from harness.hal.sizes import QUANTIZED_TYPES, ZERO_POINT_RANGES
+
+UINT32_MAX = 2**32 - 1
+_LT = OperandLifeTime
+_HAL_TYPES = frozenset(int(t) for t in OperandType)
+_LIFETIMES = frozenset(int(lt) for lt in OperandLifeTime)
+_OEM_TYPES = frozenset({OperandType.OEM, OperandType.TENSOR_OEM_BYTE})
+_CONSTANT = frozenset({_LT.CONSTANT_COPY, _LT.CONSTANT_REFERENCE})
+# Lifetimes whose location must be all zeros.
+_NO_LOCATION = frozenset({_LT.TEMPORARY_VARIABLE, _LT.SUBGRAPH_INPUT, _LT.SUBGRAPH_OUTPUT, _LT.NO_VALUE})
+
+
+def as_int(value: object, what: str, rule: str = "model.malformed") -> int:
+    """`value` as a Python int; INVALID_ARGUMENT under `rule` if it is not an integer (bools are not)."""
+    if type(value) is int:  # the common case, first: validation runs on every fuzzed model
+        return value
+    if isinstance(value, bool):
+        raise invalid(f"{what} must be an integer, got a bool", rule)
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise invalid(f"{what} must be an integer, got {type(value).__name__}", rule) from None
+
+
+def as_uint32(value: object, what: str, rule: str) -> int:
+    """`value` as an int in the HAL's uint32 range, else INVALID_ARGUMENT under `rule`."""
+    v = as_int(value, what, rule)
+    if not 0 <= v <= UINT32_MAX:
+        raise invalid(f"{what} is {v}, outside 0..{UINT32_MAX}", rule)
+    return v
+
+
+def as_list(values: object, what: str, rule: str = "model.malformed") -> Sequence[object]:
+    """`values` if it is a list or tuple, else INVALID_ARGUMENT under `rule`."""
+    if not isinstance(values, list | tuple):
+        raise invalid(f"{what} must be a list, got {type(values).__name__}", rule)
+    return values
+
+
+def type_name(t: int) -> str:
+    """The HAL name of an operand type, or its number."""
+    try:
+        return OperandType(t).name
+    except ValueError:
+        return str(t)
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    """What operand checks need from the whole model."""
+
+    operand_values_size: int
+    pool_sizes: Sequence[int]
+    subgraph_count: int  # len(model.referenced)
+    extension_prefixes: Container[int]
+    limits: Limits
+
+
+def check_type(operand_type: object, what: str, prefixes: Container[int]) -> int:
+    """The operand type as an int; V2 for values the HAL does not define or undeclared extensions."""
+    t = as_int(operand_type, f"{what} type")
+    if t in _HAL_TYPES:
+        return t
+    if is_extension_type(t) and t <= UINT32_MAX and (t >> 16) in prefixes:
+        return t
+    if is_extension_type(t) and t <= UINT32_MAX:
+        raise invalid(f"{what} has extension type {t:#x} whose prefix {t >> 16} is not declared", "V2.operand_type")
+    raise invalid(f"{what} has type {t}, which is not an operand type", "V2.operand_type")
+
+
+def check_dimensions(t: int, dimensions: object, what: str, limits: Limits) -> list[int]:
+    """The dimensions as ints; limits first, then V3 for scalars with dimensions."""
+    dims = as_list(dimensions, f"{what} dimensions")
+    if len(dims) > limits.max_rank:
+        raise exhausted("max_rank", f"{what} has rank {len(dims)}, above this driver's limit of {limits.max_rank}")
+    out = [as_int(d, f"{what} dimension {k}") for k, d in enumerate(dims)]
+    if out and (is_scalar_type(t) or t in (OperandType.SUBGRAPH, OperandType.OEM)):
+        raise invalid(f"{what} is a {type_name(t)} scalar but has dimensions {out}", "V3.scalar_rank")
+    check_dimension_values(out, what, limits)
+    return out
+
+
+def check_dimension_values(dims: Sequence[int], what: str, limits: Limits, rule: str = "model.dimension_value") -> None:
+    """No negative dimension, the element-count limit, then the uint32 range of each dimension."""
+    for k, d in enumerate(dims):
+        if d < 0:
+            raise invalid(f"{what} dimension {k} is {d}; dimensions are unsigned", rule)
+    # The limit comes before the uint32 range so that a huge shape is reported as a resource problem.
+    bounded_element_count(dims, limits, what)
+    for k, d in enumerate(dims):
+        if d > UINT32_MAX:
+            raise invalid(f"{what} dimension {k} is {d}, above {UINT32_MAX}", rule)
+
+
+def check_quantization(t: int, scale: object, zero_point: object, what: str) -> None:
+    """V4 scale and V5 zero point for the type (OEM and extension types are the vendor's business)."""
+    if t in _OEM_TYPES or is_extension_type(t):
+        return
+    try:
+        s = float(scale)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise invalid(f"{what} scale must be a number, got {type(scale).__name__}", "model.malformed") from None
+    if not math.isfinite(s):
+        raise invalid(f"{what} has a non-finite scale {s}", "V4.scale")
+    if t in QUANTIZED_TYPES and t != OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        if s <= 0:
+            raise invalid(f"{what} is {type_name(t)} with scale {s}; it must be > 0", "V4.scale")
+    elif t == OperandType.TENSOR_INT32:
+        # TENSOR_INT32 carries a scale only as a quantized bias; 0 means none.
+        if s < 0:
+            raise invalid(f"{what} is TENSOR_INT32 with negative scale {s}", "V4.scale")
+    elif s != 0:
+        raise invalid(f"{what} is {type_name(t)} with scale {s}; it must be 0", "V4.scale")
+    zp = as_int(zero_point, f"{what} zero point")
+    lo, hi = ZERO_POINT_RANGES.get(t, (0, 0))
+    if not lo <= zp <= hi:
+        raise invalid(f"{what} is {type_name(t)} with zero point {zp}; it must be in {lo}..{hi}", "V5.zero_point")
+
+
+def check_extra_params(t: int, dims: list[int], extra: object, what: str) -> None:
+    """V24: per-channel parameters exactly on TENSOR_QUANT8_SYMM_PER_CHANNEL, consistent with its shape."""
+    if t == OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        if not isinstance(extra, SymmPerChannelQuantParams):
+            raise invalid(f"{what} is per-channel quantized but has no channel parameters", "V24.per_channel_params")
+        channel_dim = as_int(extra.channel_dim, f"{what} channelDim")
+        scales = as_list(extra.scales, f"{what} channel scales")
+        if not 0 <= channel_dim < len(dims):
+            raise invalid(f"{what} has channelDim {channel_dim} for rank {len(dims)}", "V24.per_channel_params")
+        if len(scales) != dims[channel_dim]:
+            raise invalid(
+                f"{what} has {len(scales)} channel scales for dimension {channel_dim} of size {dims[channel_dim]}",
+                "V24.per_channel_params",
+            )
+        for k, s in enumerate(scales):
+            try:
+                ok = math.isfinite(float(s)) and float(s) > 0  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                ok = False
+            if not ok:
+                raise invalid(f"{what} channel scale {k} is {s!r}; it must be > 0", "V24.per_channel_params")
+        return
+    if extra is None:
+        return
+    if isinstance(extra, bytes | bytearray) and (is_extension_type(t) or t in _OEM_TYPES):
+        return
+    raise invalid(f"{what} is {type_name(t)} but carries extra parameters {extra!r}", "V24.per_channel_params")
+
+
+def _check_constant_location(
+    t: int, dims: list[int], lifetime: int, loc: DataLocation, what: str, ctx: ModelContext
+) -> int:
+    pool_index = as_uint32(loc.pool_index, f"{what} location pool index", "V23.constant_location")
+    offset = as_uint32(loc.offset, f"{what} location offset", "V23.constant_location")
+    length = as_uint32(loc.length, f"{what} location length", "V23.constant_location")
+    if not is_scalar_type(t) and t not in _OEM_TYPES and not is_extension_type(t):
+        if not dims or 0 in dims:
+            raise invalid(f"{what} is a constant tensor with unspecified dimensions {dims}", "V23.constant_dimensions")
+    if lifetime == _LT.CONSTANT_COPY:
+        if pool_index != 0:
+            raise invalid(f"{what} is CONSTANT_COPY with pool index {pool_index}; it must be 0",
+                          "V23.constant_location")  # fmt: skip
+        if offset + length > ctx.operand_values_size:
+            raise invalid(
+                f"{what} reads operandValues[{offset}:{offset + length}] but operandValues has "
+                f"{ctx.operand_values_size} bytes",
+                "V23.constant_location",
+            )
+    else:
+        if pool_index >= len(ctx.pool_sizes):
+            raise invalid(
+                f"{what} is CONSTANT_REFERENCE to pool {pool_index} but the model has {len(ctx.pool_sizes)} pools",
+                "V23.constant_location",
+            )
+        size = ctx.pool_sizes[pool_index]
+        if offset + length > size:
+            raise invalid(
+                f"{what} reads pool {pool_index} [{offset}:{offset + length}] but the pool has {size} bytes",
+                "V23.constant_location",
+            )
+    # OEM and extension operands have vendor-defined sizes.
+    if t not in _OEM_TYPES and not is_extension_type(t):
+        expected = element_size(t) * (1 if is_scalar_type(t) else math.prod(dims))
+        if length != expected:
+            raise invalid(
+                f"{what} has a constant of {length} bytes; a {type_name(t)} of dimensions {dims} has {expected}",
+                "V23.constant_length",
+            )
+    return length
+
+
+def check_location(t: int, dims: list[int], lifetime: int, loc: object, what: str, ctx: ModelContext) -> int:
+    """V23 (constants), V25 (subgraph references) and empty locations elsewhere; returns the constant's bytes."""
+    if not isinstance(loc, DataLocation):
+        raise invalid(f"{what} location must be a DataLocation", "model.malformed")
+    if lifetime in _CONSTANT:
+        return _check_constant_location(t, dims, lifetime, loc, what, ctx)
+    pool_index = as_int(loc.pool_index, f"{what} location pool index")
+    offset = as_int(loc.offset, f"{what} location offset")
+    length = as_int(loc.length, f"{what} location length")
+    if lifetime == _LT.SUBGRAPH:
+        if pool_index != 0 or length != 0:
+            raise invalid(f"{what} is a subgraph reference with pool index or length set", "V25.subgraph_reference")
+        if not 0 <= offset < ctx.subgraph_count:
+            raise invalid(
+                f"{what} references subgraph {offset} but the model has {ctx.subgraph_count} referenced subgraphs",
+                "V25.subgraph_reference",
+            )
+        return 0
+    if pool_index or offset or length:
+        raise invalid(
+            f"{what} has lifetime {_LT(lifetime).name} but a location {pool_index}/{offset}/{length}; it must be empty",
+            "V23.non_constant_location",
+        )
+    return 0
+
+
+def check_lifetime(t: int, lifetime: object, what: str) -> int:
+    """The lifetime as an int; it must be a HAL lifetime, and SUBGRAPH type and lifetime go together."""
+    lt = as_int(lifetime, f"{what} lifetime")
+    if lt not in _LIFETIMES:
+        raise invalid(f"{what} has lifetime {lt}, which is not an operand lifetime", "V6.lifetime_unknown")
+    if (t == OperandType.SUBGRAPH) != (lt == _LT.SUBGRAPH):
+        raise invalid(
+            f"{what} is {type_name(t)} with lifetime {_LT(lt).name}; SUBGRAPH type and lifetime go together",
+            "V6.subgraph_lifetime",
+        )
+    return lt
+
+
+def check_operand(operand: object, what: str, ctx: ModelContext) -> int:
+    """Every check of one operand on its own; returns the bytes of its constant value (0 if not a constant)."""
+    try:
+        fields = (operand.type, operand.dimensions, operand.lifetime, operand.location)  # type: ignore[attr-defined]
+        quant = (operand.scale, operand.zero_point, operand.extra_params)  # type: ignore[attr-defined]
+    except AttributeError:
+        raise invalid(f"{what} is not an Operand", "model.malformed") from None
+    t = check_type(fields[0], what, ctx.extension_prefixes)
+    dims = check_dimensions(t, fields[1], what, ctx.limits)
+    check_quantization(t, quant[0], quant[1], what)
+    check_extra_params(t, dims, quant[2], what)
+    lifetime = check_lifetime(t, fields[2], what)
+    return check_location(t, dims, lifetime, fields[3], what, ctx)

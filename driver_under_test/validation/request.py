@@ -1,0 +1,234 @@
+"""Validation of an execution request against the (valid) model it runs on: V30-V37 and D14."""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+
+from driver_under_test.errors import DriverError, invalid
+from driver_under_test.validation.limits import Limits, bounded_element_count, check_limit, exhausted
+from driver_under_test.validation.operands import as_int, as_list, as_uint32, check_dimension_values, type_name
+from harness.hal import (
+    DataLocation,
+    DriverBufferToken,
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Request,
+    RequestArgument,
+    element_size,
+    is_extension_type,
+    is_scalar_type,
+    merge_dimensions,
+)
+from harness.hal.memory import Memory
+
+# Types whose operands have no dimensions at all.
+_SCALAR_LIKE = frozenset({OperandType.SUBGRAPH, OperandType.OEM})
+_OEM_TYPES = frozenset({OperandType.OEM, OperandType.TENSOR_OEM_BYTE})
+_MALFORMED = "request.malformed"
+
+
+@dataclass(frozen=True)
+class _Region:
+    """A byte range of one memory object that an argument or a constant occupies."""
+
+    start: int
+    end: int
+    is_output: bool
+    label: str
+
+
+def _is_scalar(t: int) -> bool:
+    return is_scalar_type(t) or t in _SCALAR_LIKE
+
+
+def _sized(t: int) -> bool:
+    """Whether the driver knows this type's byte size (not OEM, not an extension)."""
+    return t not in _OEM_TYPES and not is_extension_type(t)
+
+
+def _check_pools(pools: Sequence[object], known_tokens: Container[int]) -> None:
+    for k, pool in enumerate(pools):
+        if isinstance(pool, DriverBufferToken):
+            token = as_int(pool.token, f"request pool {k} token", "V35.unknown_buffer_token")
+            if token <= 0 or token not in known_tokens:
+                raise invalid(f"request pool {k} names driver buffer token {token}, which this device never gave",
+                              "V35.unknown_buffer_token")  # fmt: skip
+            continue
+        if not isinstance(pool, Memory):
+            raise invalid(f"request pool {k} is neither a shared memory nor a driver buffer token", "V35.pool_kind")
+
+
+def _merge(operand: Operand, arg_dims: Sequence[object], what: str, limits: Limits) -> list[int]:
+    """The model's and the request's dimensions combined; V32 when they conflict."""
+    if len(arg_dims) > limits.max_rank:
+        raise exhausted("max_rank", f"{what} has rank {len(arg_dims)}, above this driver's limit of {limits.max_rank}")
+    dims = [as_int(d, f"{what} dimension {k}", _MALFORMED) for k, d in enumerate(arg_dims)]
+    check_dimension_values(dims, what, limits, "V32.dimensions_conflict")
+    model_dims = list(operand.dimensions)
+    if dims and _is_scalar(operand.type):
+        raise invalid(f"{what} gives dimensions {dims} for a {type_name(operand.type)} scalar",
+                      "V32.dimensions_conflict")  # fmt: skip
+    merged = merge_dimensions(model_dims, dims)
+    if merged is None:
+        raise invalid(f"{what} dimensions {dims} conflict with the model's {model_dims}", "V32.dimensions_conflict")
+    bounded_element_count(merged, limits, what)
+    return merged
+
+
+def _byte_size(operand: Operand, dims: Sequence[int]) -> int:
+    size = element_size(operand.type)
+    if _is_scalar(operand.type):
+        return size
+    for d in dims:
+        size *= d
+    return size
+
+
+def _check_argument(
+    arg: RequestArgument, operand: Operand, pools: Sequence[object], what: str, is_input: bool, fenced: bool,
+    limits: Limits,
+) -> list[int]:  # fmt: skip
+    """Checks of one argument; returns its merged dimensions."""
+    if not isinstance(arg, RequestArgument):
+        raise invalid(f"{what} is not a RequestArgument", "request.malformed")
+    loc = arg.location
+    if not isinstance(loc, DataLocation):
+        raise invalid(f"{what} location is not a DataLocation", _MALFORMED)
+    arg_dims = as_list(arg.dimensions, f"{what} dimensions", _MALFORMED)
+    if arg.has_no_value:
+        if any(as_int(v, what, _MALFORMED) for v in (loc.pool_index, loc.offset, loc.length)) or arg_dims:
+            raise invalid(f"{what} has no value but carries a location or dimensions", "V36.no_value_with_location")
+        return list(operand.dimensions)
+    pool_index = as_uint32(loc.pool_index, f"{what} pool index", "V35.pool_index")
+    if pool_index >= len(pools):
+        raise invalid(f"{what} uses pool {pool_index} but the request has {len(pools)} pools", "V35.pool_index")
+    offset = as_uint32(loc.offset, f"{what} offset", "V31.location_out_of_pool")
+    length = as_uint32(loc.length, f"{what} length", "V31.location_out_of_pool")
+    pool = pools[pool_index]
+    if isinstance(pool, DriverBufferToken):
+        if offset or length:
+            raise invalid(f"{what} names a driver buffer with offset {offset} and length {length}; both must be 0",
+                          "V31.driver_buffer_location")  # fmt: skip
+    elif offset + length > pool.size:
+        raise invalid(
+            f"{what} addresses [{offset}:{offset + length}] of pool {pool_index}, which has {pool.size} bytes",
+            "V31.location_out_of_pool",
+        )
+    merged = _merge(operand, arg_dims, what, limits)
+    fully_specified = _is_scalar(operand.type) or (bool(merged) and 0 not in merged)
+    if is_input:
+        if not fully_specified:
+            raise invalid(f"{what} leaves dimensions unspecified: {merged}", "V33.input_dimensions_unspecified")
+        if not isinstance(pool, DriverBufferToken) and _sized(operand.type):
+            expected = _byte_size(operand, merged)
+            if length != expected:
+                raise invalid(f"{what} has {length} bytes; a {type_name(operand.type)} of dimensions {merged} has "
+                              f"{expected}", "V31.input_length")  # fmt: skip
+    elif fenced and not fully_specified:
+        raise invalid(f"{what} of a fenced execution has unspecified dimensions {merged}",
+                      "V37.fenced_output_unspecified")  # fmt: skip
+    return merged
+
+
+def _constant_regions(model: Model, memories: dict[int, object]) -> dict[int, list[_Region]]:
+    """CONSTANT_REFERENCE regions of the model that live in one of `memories` (by identity)."""
+    regions: dict[int, list[_Region]] = {}
+    pool_ids = [id(p) for p in model.pools]
+    if not any(pid in memories for pid in pool_ids):
+        return regions
+    for k, sg in enumerate([model.main, *model.referenced]):
+        for i, operand in enumerate(sg.operands):
+            if operand.lifetime != OperandLifeTime.CONSTANT_REFERENCE:
+                continue
+            loc = operand.location
+            pid = pool_ids[loc.pool_index]
+            if pid in memories and loc.length:
+                label = f"constant operand {i} of subgraph {k}"
+                regions.setdefault(pid, []).append(_Region(loc.offset, loc.offset + loc.length, False, label))
+    return regions
+
+
+def _check_overlaps(model: Model, request: Request, pools: Sequence[object]) -> None:
+    """V34/D14: an output overlaps no other output, no input and no constant in the same memory."""
+    token_users: dict[int, list[tuple[bool, str]]] = {}
+    regions: dict[int, list[_Region]] = {}
+    memories: dict[int, object] = {}
+    for is_output, args in ((False, request.inputs), (True, request.outputs)):
+        for position, arg in enumerate(args):
+            if arg.has_no_value:
+                continue
+            label = f"{'output' if is_output else 'input'} {position}"
+            pool = pools[arg.location.pool_index]
+            if isinstance(pool, DriverBufferToken):
+                token_users.setdefault(pool.token, []).append((is_output, label))
+            elif arg.location.length:
+                start = arg.location.offset
+                regions.setdefault(id(pool), []).append(_Region(start, start + arg.location.length, is_output, label))
+                memories[id(pool)] = pool
+    for token, users in token_users.items():
+        outputs = [label for is_output, label in users if is_output]
+        if outputs and len(users) > 1:
+            raise invalid(f"driver buffer {token} is used by {', '.join(label for _, label in users)} while "
+                          f"written as {outputs[0]}", "V34.driver_buffer_aliasing")  # fmt: skip
+    output_memories = {pid: memories[pid] for pid, rs in regions.items() if any(r.is_output for r in rs)}
+    for pid, constant_regions in _constant_regions(model, output_memories).items():
+        regions[pid].extend(constant_regions)
+    for pid in output_memories:
+        # Sorted by start, a region overlaps an earlier one iff it starts before the furthest end seen so far.
+        furthest_any: _Region | None = None
+        furthest_output: _Region | None = None
+        for r in sorted(regions[pid], key=lambda r: (r.start, r.end)):
+            other = furthest_any if r.is_output else furthest_output
+            if other is not None and r.start < other.end:
+                raise invalid(f"{r.label} [{r.start}:{r.end}] overlaps {other.label} [{other.start}:{other.end}]",
+                              "V34.outputs_overlap")  # fmt: skip
+            if furthest_any is None or r.end > furthest_any.end:
+                furthest_any = r
+            if r.is_output and (furthest_output is None or r.end > furthest_output.end):
+                furthest_output = r
+
+
+def _validate_request(
+    model: Model, request: Request, fenced: bool, limits: Limits, known_tokens: Container[int]
+) -> list[list[int]]:
+    if not isinstance(request, Request):
+        raise invalid("not a Request", "request.malformed")
+    inputs = as_list(request.inputs, "request.inputs", _MALFORMED)
+    outputs = as_list(request.outputs, "request.outputs", _MALFORMED)
+    pools = as_list(request.pools, "request.pools", _MALFORMED)
+    check_limit(limits, "max_request_args", len(inputs), "the number of request inputs")
+    check_limit(limits, "max_request_args", len(outputs), "the number of request outputs")
+    check_limit(limits, "max_request_args", len(pools), "the number of request pools")
+    main = model.main
+    for side, args, indexes in (("inputs", inputs, main.input_indexes), ("outputs", outputs, main.output_indexes)):
+        if len(args) != len(indexes):
+            raise invalid(f"the request has {len(args)} {side}; the model has {len(indexes)}", "V30.argument_count")
+    _check_pools(pools, known_tokens)
+    input_dims = [
+        _check_argument(arg, main.operands[i], pools, f"input {k}", True, fenced, limits)
+        for k, (arg, i) in enumerate(zip(inputs, main.input_indexes))
+    ]
+    for k, (arg, i) in enumerate(zip(outputs, main.output_indexes)):
+        _check_argument(arg, main.operands[i], pools, f"output {k}", False, fenced, limits)
+    _check_overlaps(model, request, pools)
+    return input_dims
+
+
+def validate_request(
+    model: Model, request: Request, *, fenced: bool = False, limits: Limits, known_tokens: Container[int] = ()
+) -> list[list[int]]:
+    """Raise DriverError for an invalid request; return each input's dimensions (model and request merged).
+
+    `model` must already be valid. `fenced` adds V37 (outputs fully specified). `known_tokens` are the
+    driver-buffer tokens this device handed out.
+    """
+    try:
+        return _validate_request(model, request, fenced, limits, known_tokens)
+    except DriverError:
+        raise
+    except (AttributeError, TypeError, ValueError, IndexError, KeyError, OverflowError) as e:
+        raise invalid(f"malformed request: {e!r}", "request.malformed") from e
+

@@ -1,0 +1,75 @@
+"""`nnfuzz`: a thin front end. Each subcommand parses its options and hands them to the engine that does the work.
+
+Exit codes: 0 success, 1 the run found failures, 2 misuse (bad arguments, unloadable driver).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+EXIT_MISUSE = 2
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, one-line help and the function taking its raw arguments."""
+
+    name: str
+    help: str
+    run: Callable[[list[str]], int]
+
+
+def _conformance(argv: list[str]) -> int:
+    from harness.conformance.cli import main_conformance
+
+    return main_conformance(argv)
+
+
+def _ops(argv: list[str]) -> int:
+    from harness.cli.ops_command import main_ops
+
+    return main_ops(argv)
+
+
+COMMANDS = {
+    c.name: c
+    for c in (
+        Command("conformance", "run the public conformance vectors through the reference or a driver", _conformance),
+        Command("ops", "list the operation catalogue: signatures, shape rules and reference kernels", _ops),
+    )
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser (subcommands parse their own options)."""
+    parser = argparse.ArgumentParser(
+        prog="nnfuzz",
+        description="Fuzzing and property-based validation harness for NN HAL 1.3-style drivers.",
+        epilog="Run 'nnfuzz COMMAND --help' for a command's options.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS.values():
+        sub.add_parser(command.name, help=command.help, add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `nnfuzz` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv or argv[0] not in COMMANDS:
+        if argv and not argv[0].startswith("-"):
+            parser.print_usage(sys.stderr)
+            print(f"nnfuzz: unknown command {argv[0]!r}; choose from {', '.join(COMMANDS)}", file=sys.stderr)
+            return EXIT_MISUSE
+        parser.parse_args(argv)  # handles --help
+        parser.print_help()
+        return EXIT_MISUSE if argv else 0
+    return COMMANDS[argv[0]].run(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,374 @@
+"""Shared memory handles named as in the HAL: ashmem, mmap_fd and hardware buffers, all backed by real fds.
+
+A `Memory` is an OS file descriptor plus the byte range of it that a model or a request addresses: `offset` is
+where the pool's data starts in the fd and `size` is how many bytes requests and locations may address.
+
+Kinds
+- ``ashmem``: an anonymous memory file (memfd); the pool starts at byte 0.
+- ``mmap_fd``: a regular file, by default a temporary one unlinked right after opening; the pool starts at
+  `offset`, which need not be page aligned.
+- ``hardware_buffer_blob`` and ``hardware_buffer``: a memfd that starts with a 32-byte descriptor header which a
+  driver must decode itself; the pool's data starts right after it (`offset` = 32).
+
+Hardware buffer header (little endian, at byte 0 of the fd):
+
+    offset  size  field
+    0       4     magic    b"AHWB"
+    4       4     version  u32, 1
+    8       4     width    u32
+    12      4     height   u32
+    16      4     layers   u32
+    20      4     format   u32: 0x21 BLOB (1 byte per element, height = layers = 1, width = size in bytes)
+                                or 1 R8G8B8A8_UNORM (4 bytes per pixel)
+    24      8     usage    u64
+
+The data is width * height * layers * bytes-per-pixel bytes. An undecodable header (``decodable=False``) has
+magic b"\\0\\0\\0\\0" and format 0x7FFF; the client can still map such a buffer, a driver must refuse it.
+
+Handles survive fork (the mapping is MAP_SHARED and the fds are inheritable) and travel over Unix sockets with
+`send_memory` / `recv_memory`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import mmap
+import os
+import socket
+import stat
+import struct
+import tempfile
+import threading
+import weakref
+from dataclasses import dataclass
+from enum import StrEnum
+
+PAGE_SIZE = mmap.ALLOCATIONGRANULARITY
+
+HWB_HEADER_SIZE = 32
+HWB_MAGIC = b"AHWB"
+HWB_VERSION = 1
+HWB_FORMAT_R8G8B8A8_UNORM = 1
+HWB_FORMAT_BLOB = 0x21
+# Written by create_hardware_buffer(decodable=False): a format no driver knows, next to a zeroed magic.
+HWB_FORMAT_UNDECODABLE = 0x7FFF
+HWB_UNDECODABLE_MAGIC = b"\0\0\0\0"
+_HWB_HEADER = struct.Struct("<4sIIIIIQ")
+assert _HWB_HEADER.size == HWB_HEADER_SIZE
+
+_HWB_BYTES_PER_PIXEL = {HWB_FORMAT_BLOB: 1, HWB_FORMAT_R8G8B8A8_UNORM: 4}
+
+# Creating memory larger than this is refused: fuzzed sizes must not exhaust the machine.
+MAX_CREATE_SIZE = 1 << 32
+# Sizes and offsets are u64 in the HAL; anything above cannot be a real handle.
+_U64_MAX = (1 << 64) - 1
+# Largest JSON header send_memory writes; recv_memory refuses anything longer.
+_MAX_HEADER = 4096
+
+
+class MemoryKind(StrEnum):
+    """The HAL's shared memory kinds (hidl_memory names)."""
+
+    ASHMEM = "ashmem"
+    MMAP_FD = "mmap_fd"
+    HARDWARE_BUFFER_BLOB = "hardware_buffer_blob"
+    HARDWARE_BUFFER = "hardware_buffer"
+
+
+class MemoryBoundsError(ValueError):
+    """A byte range that does not fit in a memory."""
+
+
+class MemoryMapError(OSError):
+    """A memory that cannot be mapped (closed, unreadable fd, or a file shorter than offset + size)."""
+
+
+@dataclass(frozen=True)
+class HardwareBufferDesc:
+    """What a hardware buffer was created with (client-side record; drivers decode the header instead)."""
+
+    width: int
+    height: int
+    layers: int
+    format: int
+    usage: int
+    decodable: bool = True
+
+
+def _check_int(name: str, value: int, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} {value} is out of range [{lo}, {hi}]")
+    return value
+
+
+def _check_create_size(size: int) -> int:
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise TypeError(f"memory size must be an int, got {type(size).__name__}")
+    if size < 0:
+        raise ValueError(f"memory size must be >= 0, got {size}")
+    if size > MAX_CREATE_SIZE:
+        raise ValueError(f"memory size {size} exceeds the limit of {MAX_CREATE_SIZE} bytes")
+    return size
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+class Memory:
+    """A shared memory handle: an fd, where the pool starts in it (`offset`) and how many bytes it has (`size`)."""
+
+    def __init__(
+        self,
+        kind: MemoryKind | str,
+        fd: int,
+        offset: int,
+        size: int,
+        *,
+        hardware_buffer: HardwareBufferDesc | None = None,
+    ) -> None:
+        self.kind = MemoryKind(kind)
+        self.fd = _check_int("fd", fd, 0, 1 << 31)
+        self.offset = _check_int("offset", offset, 0, _U64_MAX)
+        self.size = _check_int("size", size, 0, _U64_MAX)
+        self.hardware_buffer = hardware_buffer
+        self._lock = threading.Lock()
+        self._mmap: mmap.mmap | None = None
+        self._view: memoryview | None = None
+        self._closed = False
+        # The fd is owned: closed by close() or, failing that, when the handle is collected, so fuzz loops
+        # do not run out of descriptors.
+        self._finalizer = weakref.finalize(self, _close_quietly, fd)
+
+    @classmethod
+    def from_fd(cls, kind: MemoryKind | str, fd: int, offset: int, size: int) -> Memory:
+        """Wrap an fd received elsewhere; the Memory takes ownership of it."""
+        return cls(kind, fd, offset, size)
+
+    @property
+    def closed(self) -> bool:
+        """True once close() was called."""
+        return self._closed
+
+    def map(self, writable: bool = True) -> memoryview:
+        """A view of the pool's `size` bytes starting at `offset` (mapped once, then cached)."""
+        with self._lock:
+            if self._closed:
+                raise MemoryMapError(f"{self!r} is closed")
+            if self._view is None:
+                self._view = self._map_locked()
+        view = self._view
+        if writable:
+            if view.readonly:
+                raise MemoryMapError(f"{self!r} is mapped read-only (its fd is not writable)")
+            return view
+        return view.toreadonly()
+
+    def _map_locked(self) -> memoryview:
+        if self.size == 0:
+            return memoryview(bytearray())
+        end = self.offset + self.size
+        try:
+            st = os.fstat(self.fd)
+            flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
+        except OSError as e:
+            raise MemoryMapError(f"cannot map {self!r}: {e}") from e
+        if not stat.S_ISREG(st.st_mode):
+            raise MemoryMapError(f"cannot map {self!r}: fd is not a regular or memory file")
+        # Touching a mapping past the end of its file raises SIGBUS: refuse instead of crashing.
+        if end > st.st_size:
+            raise MemoryMapError(
+                f"cannot map {self!r}: offset {self.offset} + size {self.size} exceeds the file size {st.st_size}"
+            )
+        base = self.offset - self.offset % PAGE_SIZE
+        access_mode = flags & os.O_ACCMODE
+        if access_mode == os.O_WRONLY:
+            raise MemoryMapError(f"cannot map {self!r}: fd is write-only")
+        access = mmap.ACCESS_WRITE if access_mode == os.O_RDWR else mmap.ACCESS_READ
+        try:
+            self._mmap = mmap.mmap(self.fd, end - base, access=access, offset=base)
+        except (OSError, ValueError, OverflowError) as e:
+            raise MemoryMapError(f"cannot map {self!r}: {e}") from e
+        view = memoryview(self._mmap)[self.offset - base : end - base]
+        return view if access == mmap.ACCESS_WRITE else view.toreadonly()
+
+    def check_range(self, offset: int, length: int) -> None:
+        """Raise MemoryBoundsError unless [offset, offset + length) lies within the pool."""
+        for name, value in (("offset", offset), ("length", length)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise MemoryBoundsError(f"{name} must be an int, got {type(value).__name__}")
+        if offset < 0 or length < 0 or offset + length > self.size:
+            raise MemoryBoundsError(
+                f"range offset {offset} length {length} is outside {self.kind.value} memory of size {self.size}"
+            )
+
+    def view(self, offset: int, length: int, writable: bool = True) -> memoryview:
+        """A view of `length` bytes at `offset` within the pool; MemoryBoundsError if out of bounds."""
+        self.check_range(offset, length)
+        return self.map(writable)[offset : offset + length]
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Copy `length` bytes at `offset` out of the pool."""
+        return bytes(self.view(offset, length, writable=False))
+
+    def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
+        """Copy `data` into the pool at `offset`."""
+        data = memoryview(data).cast("B")
+        self.view(offset, len(data))[:] = data
+
+    def close(self) -> None:
+        """Release the mapping and close the fd; calling it again does nothing."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                if self._view is not None:
+                    self._view.release()
+                if self._mmap is not None:
+                    self._mmap.close()
+            except BufferError:
+                # A caller still holds a view: the mapping goes away when that view is collected.
+                pass
+            self._view = None
+            self._mmap = None
+            self._finalizer()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " closed" if self._closed else ""
+        return f"<Memory {self.kind.value} fd={self.fd} offset={self.offset} size={self.size}{state}>"
+
+
+def _new_memfd(name: str, length: int) -> int:
+    fd = os.memfd_create(name, 0)
+    try:
+        os.ftruncate(fd, length)
+        os.set_inheritable(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def create_ashmem(size: int) -> Memory:
+    """A new zero-filled anonymous shared memory (memfd) of `size` bytes."""
+    size = _check_create_size(size)
+    return Memory(MemoryKind.ASHMEM, _new_memfd("nnfuzz-ashmem", size), 0, size)
+
+
+def create_mmap_fd(size: int, offset: int = 0, path: str | None = None) -> Memory:
+    """A new zero-filled file of offset + size bytes whose pool starts at `offset` (a temporary file by default)."""
+    size = _check_create_size(size)
+    offset = _check_create_size(offset)
+    if path is None:
+        fd, tmp = tempfile.mkstemp(prefix="nnfuzz-mmap-")
+        os.unlink(tmp)
+    else:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.ftruncate(fd, offset + size)
+        os.set_inheritable(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return Memory(MemoryKind.MMAP_FD, fd, offset, size)
+
+
+def _create_hwb(kind: MemoryKind, desc: HardwareBufferDesc, size: int) -> Memory:
+    fd = _new_memfd(f"nnfuzz-{kind.value}", HWB_HEADER_SIZE + size)
+    magic = HWB_MAGIC if desc.decodable else HWB_UNDECODABLE_MAGIC
+    fmt = desc.format if desc.decodable else HWB_FORMAT_UNDECODABLE
+    header = _HWB_HEADER.pack(magic, HWB_VERSION, desc.width, desc.height, desc.layers, fmt, desc.usage)
+    try:
+        os.pwrite(fd, header, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return Memory(kind, fd, HWB_HEADER_SIZE, size, hardware_buffer=desc)
+
+
+def create_hardware_buffer_blob(size: int, usage: int = 0, decodable: bool = True) -> Memory:
+    """A new BLOB hardware buffer of `size` bytes (width = size, height = layers = 1)."""
+    size = _check_create_size(size)
+    _check_int("blob size", size, 0, 0xFFFFFFFF)
+    _check_int("usage", usage, 0, _U64_MAX)
+    desc = HardwareBufferDesc(size, 1, 1, HWB_FORMAT_BLOB, usage, decodable)
+    return _create_hwb(MemoryKind.HARDWARE_BUFFER_BLOB, desc, size)
+
+
+def create_hardware_buffer(
+    width: int,
+    height: int,
+    layers: int = 1,
+    format: int = HWB_FORMAT_R8G8B8A8_UNORM,
+    usage: int = 0,
+    decodable: bool = True,
+) -> Memory:
+    """A new non-BLOB hardware buffer of width x height x layers pixels."""
+    for name, value in (("width", width), ("height", height), ("layers", layers)):
+        _check_int(name, value, 0, 0xFFFFFFFF)
+    _check_int("usage", usage, 0, _U64_MAX)
+    if format not in _HWB_BYTES_PER_PIXEL:
+        raise ValueError(f"unknown hardware buffer format {format:#x}")
+    size = _check_create_size(width * height * layers * _HWB_BYTES_PER_PIXEL[format])
+    desc = HardwareBufferDesc(width, height, layers, format, usage, decodable)
+    return _create_hwb(MemoryKind.HARDWARE_BUFFER, desc, size)
+
+
+def send_memory(sock: socket.socket, memory: Memory) -> None:
+    """Send a memory's fd and a JSON header (kind, offset, size) over a Unix socket."""
+    header = json.dumps({"kind": memory.kind.value, "offset": memory.offset, "size": memory.size}).encode()
+    message = struct.pack("<I", len(header)) + header
+    sent = socket.send_fds(sock, [message], [memory.fd])
+    # Stream sockets may take the message in pieces; the fd travels with the first byte.
+    if sent < len(message):
+        sock.sendall(message[sent:])
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(n)
+        if not chunk:
+            raise ConnectionError("connection closed in the middle of a memory header")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv_memory(sock: socket.socket) -> Memory:
+    """Receive a memory sent with send_memory; the returned Memory owns the received fd."""
+    stream = sock.type == socket.SOCK_STREAM
+    # On a stream read only the length first; datagram and seqpacket messages must be read whole.
+    first = 4 if stream else 4 + _MAX_HEADER
+    data, fds, _flags, _addr = socket.recv_fds(sock, first, 1)
+    try:
+        if len(fds) != 1:
+            raise ConnectionError(f"expected one fd with the memory header, got {len(fds)}")
+        if len(data) < 4:
+            if not stream:
+                raise ConnectionError(f"memory message of {len(data)} bytes is too short")
+            data += _recv_exact(sock, 4 - len(data))
+        (length,) = struct.unpack_from("<I", data)
+        if length > _MAX_HEADER:
+            raise ConnectionError(f"memory header of {length} bytes is too long")
+        body = _recv_exact(sock, length) if stream else data[4 : 4 + length]
+        header = json.loads(body)
+        fd = fds.pop()
+        os.set_inheritable(fd, True)
+        return Memory.from_fd(header["kind"], fd, header["offset"], header["size"])
+    finally:
+        for fd in fds:
+            _close_quietly(fd)

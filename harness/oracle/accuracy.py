@@ -1,0 +1,204 @@
+"""Accuracy criteria for output values (REQUIREMENTS O2): per-type tolerances and element-wise comparison.
+
+An element passes when `|actual - expected| <= atol + rtol * |expected|`. Float expectations that are NaN,
+infinite or larger than 1e3 in magnitude are skipped, as the public conformance suites do: such values say
+more about the reference's own rounding than about the driver.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from harness.hal import OperandType
+
+_FLOAT32_ULP = 1.1920928955078125e-7
+_FLOAT16_ULP = 0.0009765625
+# Float expectations above this magnitude are not compared (REQUIREMENTS O2).
+SKIP_ABOVE = 1e3
+
+# Accuracy class of each operand type: the name used in rule identifiers ("accuracy.<class>").
+_CLASS: dict[int, str] = {
+    OperandType.FLOAT32: "float32",
+    OperandType.TENSOR_FLOAT32: "float32",
+    OperandType.FLOAT16: "float16",
+    OperandType.TENSOR_FLOAT16: "float16",
+    OperandType.INT32: "int32",
+    OperandType.UINT32: "int32",
+    OperandType.TENSOR_INT32: "int32",
+    OperandType.TENSOR_QUANT8_ASYMM: "quant8",
+    OperandType.TENSOR_QUANT8_ASYMM_SIGNED: "quant8",
+    OperandType.TENSOR_QUANT8_SYMM: "quant8",
+    OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL: "quant8",
+    OperandType.TENSOR_QUANT16_ASYMM: "quant16",
+    OperandType.TENSOR_QUANT16_SYMM: "quant16",
+    OperandType.BOOL: "bool",
+    OperandType.TENSOR_BOOL8: "bool",
+}
+
+# (atol, rtol) per accuracy class; "relaxed_float32" is float32 computed with float16 range and precision.
+_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float32": (1e-5, 5 * _FLOAT32_ULP),
+    "relaxed_float32": (5 * _FLOAT16_ULP, 5 * _FLOAT16_ULP),
+    "float16": (5 * _FLOAT16_ULP, 5 * _FLOAT16_ULP),
+    "int32": (1.0, 0.0),
+    "quant8": (1.0, 0.0),
+    "quant16": (1.0, 0.0),
+    "bool": (0.0, 0.0),
+}
+
+_FLOAT_CLASSES = frozenset({"float32", "float16"})
+
+
+def accuracy_class(operand_type: int) -> str:
+    """The accuracy class of an operand type (float32, float16, int32, quant8, quant16, bool)."""
+    try:
+        return _CLASS[operand_type]
+    except KeyError:
+        raise ValueError(f"no accuracy criterion for operand type {operand_type}") from None
+
+
+def tolerance_for(operand_type: int, relaxed: bool = False) -> tuple[float, float]:
+    """(atol, rtol) for values of this operand type; `relaxed` widens float32 to float16 precision."""
+    cls = accuracy_class(operand_type)
+    if relaxed and cls == "float32":
+        cls = "relaxed_float32"
+    return _TOLERANCES[cls]
+
+
+@dataclass(frozen=True)
+class WorstElement:
+    """The element furthest beyond (or closest to) its allowed error."""
+
+    index: tuple[int, ...]
+    expected: Any
+    actual: Any
+    allowed: float
+    error: float
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (non-finite floats as strings)."""
+        return {
+            "index": list(self.index),
+            "expected": _json_number(self.expected),
+            "actual": _json_number(self.actual),
+            "allowed": _json_number(self.allowed),
+            "error": _json_number(self.error),
+        }
+
+    def describe(self) -> str:
+        """One line: where, expected, actual, error against allowed."""
+        relation = "<=" if self.error <= self.allowed else ">"
+        return (
+            f"worst at {list(self.index)}: expected {_fmt(self.expected)}, actual {_fmt(self.actual)}, "
+            f"error {_fmt(self.error)} {relation} allowed {_fmt(self.allowed)}"
+        )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of comparing one output: verdict, counts and the worst element."""
+
+    ok: bool
+    accuracy_class: str
+    relaxed: bool = False
+    checked: int = 0
+    skipped: int = 0
+    mismatched: int = 0
+    worst: WorstElement | None = None
+    ignored: bool = False
+    shape_message: str = ""  # non-empty when the shapes differ (then nothing was compared)
+
+    @property
+    def rule(self) -> str:
+        """The rule a failed comparison breaks: accuracy.<class>, or shape.mismatch."""
+        return "shape.mismatch" if self.shape_message else f"accuracy.{self.accuracy_class}"
+
+    def describe(self) -> str:
+        """A one-line human summary."""
+        label = ("relaxed " if self.relaxed and self.accuracy_class == "float32" else "") + self.accuracy_class
+        if self.shape_message:
+            return f"{label}: {self.shape_message}"
+        if self.ignored:
+            return f"{label}: ignored ({self.skipped} elements not compared)"
+        if self.ok:
+            head = f"{label}: {self.checked} elements within tolerance ({self.skipped} skipped)"
+        else:
+            head = f"{label}: {self.mismatched} of {self.checked} elements out of tolerance ({self.skipped} skipped)"
+        return f"{head}; {self.worst.describe()}" if self.worst is not None else head
+
+
+def compare(
+    expected: np.ndarray,
+    actual: np.ndarray,
+    operand_type: int,
+    relaxed: bool = False,
+    ignore: bool = False,
+) -> Comparison:
+    """Compare an output against its expected values under the O2 criterion of its operand type."""
+    cls = accuracy_class(operand_type)
+    expected = np.asarray(expected)
+    actual = np.asarray(actual)
+    if ignore:
+        return Comparison(ok=True, accuracy_class=cls, relaxed=relaxed, skipped=int(expected.size), ignored=True)
+    if expected.shape != actual.shape:
+        message = f"shape mismatch: expected {list(expected.shape)}, got {list(actual.shape)}"
+        return Comparison(ok=False, accuracy_class=cls, relaxed=relaxed, shape_message=message)
+
+    atol, rtol = tolerance_for(operand_type, relaxed)
+    e, a = _as_float64(expected, cls), _as_float64(actual, cls)
+    with np.errstate(all="ignore"):  # inf - inf and NaN are expected inputs here, not accidents
+        if cls in _FLOAT_CLASSES:
+            skip = ~np.isfinite(e) | (np.abs(e) > SKIP_ABOVE)
+        else:
+            skip = np.zeros(e.shape, dtype=bool)
+        allowed = atol + rtol * np.abs(e)
+        error = np.abs(a - e)
+        within = error <= allowed  # False where the error is NaN (e.g. a NaN actual)
+        bad = ~within & ~skip
+        excess = np.where(np.isnan(error), np.inf, error - allowed)
+    excess = np.where(skip, -np.inf, excess)
+
+    checked = int(e.size - np.count_nonzero(skip))
+    worst = None
+    if checked:
+        flat = int(np.argmax(excess))
+        index = tuple(int(i) for i in np.unravel_index(flat, e.shape))
+        worst = WorstElement(
+            index=index,
+            expected=expected[index].item(),
+            actual=actual[index].item(),
+            allowed=float(allowed[index]),
+            error=float(error[index]),
+        )
+    mismatched = int(np.count_nonzero(bad))
+    return Comparison(
+        ok=mismatched == 0,
+        accuracy_class=cls,
+        relaxed=relaxed,
+        checked=checked,
+        skipped=int(np.count_nonzero(skip)),
+        mismatched=mismatched,
+        worst=worst,
+    )
+
+
+def _as_float64(values: np.ndarray, cls: str) -> np.ndarray:
+    # Booleans compare by truth value: a stored byte 2 and a stored byte 1 both mean true.
+    if cls == "bool":
+        return (values.astype(np.float64) != 0).astype(np.float64)
+    return values.astype(np.float64)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.9g}"
+    return str(value)
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
+    return value

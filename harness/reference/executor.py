@@ -1,0 +1,292 @@
+"""The reference executor: runs a model's operations in order with the catalogue's reference kernels.
+
+It is the oracle's answer to "what should these inputs produce": a status, the output values in their stored
+form with their actual shapes, and a message when the status is not NONE. It trusts the model to be valid
+(the reference validator decides that) but still fails cleanly on data-dependent problems a kernel reports.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness import ops
+from harness.case.values import constant_value
+from harness.hal import (
+    LOOP_TIMEOUT_DEFAULT_NS,
+    LOOP_TIMEOUT_MAXIMUM_NS,
+    ErrorStatus,
+    Model,
+    Operand,
+    OperandLifeTime,
+    Operation,
+    OperationType,
+    OutputShape,
+    Subgraph,
+    element_size,
+    is_scalar_type,
+    numpy_dtype,
+)
+from harness.ops import KernelContext, LoopTimeoutError
+from harness.ops.common import UnspecifiedResult
+
+# Exceptions a kernel raises for bad data (an index out of range, a division by zero...): the execution fails
+# with GENERAL_FAILURE, as a driver's would. Anything else escaping a kernel is a catalogue bug and propagates.
+_DATA_ERRORS = (ValueError, IndexError, KeyError, ZeroDivisionError, OverflowError, FloatingPointError)
+
+
+class NoKernelError(Exception):
+    """The catalogue has no reference kernel for an operation the model uses."""
+
+    def __init__(self, op: str) -> None:
+        super().__init__(f"no reference kernel for {op}")
+        self.op = op
+
+
+@dataclass
+class ReferenceResult:
+    """The reference's outcome: a status and, when it is NONE, the outputs (stored dtype, actual shapes)."""
+
+    status: ErrorStatus
+    outputs: list[np.ndarray] = field(default_factory=list)
+    message: str = ""
+    # The HAL leaves this execution's result unspecified (e.g. int32 overflow): any driver answer is acceptable,
+    # so status and outputs must not be judged.
+    unspecified: bool = False
+
+
+class _ExecutionFailed(Exception):
+    """Ends a reference execution with a status (converted to a ReferenceResult at the boundary)."""
+
+    def __init__(self, status: ErrorStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def run_model(
+    model: Model,
+    inputs: Sequence[np.ndarray | None],
+    *,
+    loop_timeout_ns: int | None = None,
+) -> ReferenceResult:
+    """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
+
+    Raises NoKernelError, before running anything, if an operation of any subgraph has no reference kernel.
+    """
+    require_kernels(model)
+    runner = _Runner(model, effective_loop_timeout(loop_timeout_ns))
+    try:
+        # NaN and infinity are legitimate float results; numpy must not turn them into warnings (or, under
+        # warnings-as-errors, into exceptions).
+        with np.errstate(all="ignore"):
+            outputs = runner.run(model.main, list(inputs), depth=0)
+    except LoopTimeoutError as exc:
+        return ReferenceResult(ErrorStatus.MISSED_DEADLINE_PERSISTENT, message=f"WHILE loop timed out: {exc}")
+    except _ExecutionFailed as exc:
+        return ReferenceResult(exc.status, message=exc.message)
+    except UnspecifiedResult as exc:
+        return ReferenceResult(ErrorStatus.NONE, message=f"result unspecified by the HAL: {exc}", unspecified=True)
+    return ReferenceResult(ErrorStatus.NONE, outputs)
+
+
+def effective_loop_timeout(loop_timeout_ns: int | None) -> int:
+    """The loop timeout that applies: the default when not given, capped at the HAL maximum."""
+    if loop_timeout_ns is None:
+        return LOOP_TIMEOUT_DEFAULT_NS
+    return max(0, min(int(loop_timeout_ns), LOOP_TIMEOUT_MAXIMUM_NS))
+
+
+def missing_kernels(model: Model) -> list[str]:
+    """Names of the operations (main first, then referenced subgraphs) that have no reference kernel."""
+    missing: list[str] = []
+    for subgraph in [model.main, *model.referenced]:
+        for operation in subgraph.operations:
+            name = _op_name(operation.type)
+            spec = ops.get(operation.type)
+            if (spec is None or spec.kernel is None) and name not in missing:
+                missing.append(name)
+    return missing
+
+
+def require_kernels(model: Model) -> None:
+    """Raise NoKernelError naming the first operation of the model without a reference kernel."""
+    missing = missing_kernels(model)
+    if missing:
+        raise NoKernelError(missing[0])
+
+
+def judge_output_sizes(
+    model: Model,
+    request_output_lengths: Sequence[int | None],
+    outputs: Sequence[np.ndarray],
+) -> tuple[ErrorStatus, list[OutputShape]]:
+    """D7: the status and output shapes a driver owes for these actual outputs and request buffer lengths.
+
+    An output whose actual byte size exceeds its request length is insufficient; a length of None (an output
+    without a buffer of its own) is never judged insufficient. The dimensions reported are the actual ones.
+    """
+    indexes = model.main.output_indexes
+    if not len(indexes) == len(request_output_lengths) == len(outputs):
+        raise ValueError(
+            f"{len(indexes)} model outputs, {len(request_output_lengths)} lengths and {len(outputs)} outputs"
+        )
+    shapes = []
+    for index, length, value in zip(indexes, request_output_lengths, outputs):
+        operand = model.main.operands[index]
+        needed = element_size(operand.type) * math.prod(np.shape(value))
+        shapes.append(OutputShape(dimensions=list(np.shape(value)), is_sufficient=length is None or needed <= length))
+    status = ErrorStatus.NONE if all(s.is_sufficient for s in shapes) else ErrorStatus.OUTPUT_INSUFFICIENT_SIZE
+    return status, shapes
+
+
+def _op_name(op_type: int) -> str:
+    try:
+        return OperationType(op_type).name
+    except ValueError:
+        return f"operation {op_type}"
+
+
+class _Runner:
+    """Evaluates subgraphs of one model; constants are decoded once per (subgraph, operand)."""
+
+    def __init__(self, model: Model, loop_timeout_ns: int) -> None:
+        self.model = model
+        self.loop_timeout_ns = loop_timeout_ns
+        self._constants: dict[tuple[int, int], np.ndarray] = {}
+
+    def run(self, subgraph: Subgraph, inputs: list[np.ndarray | None], depth: int) -> list[np.ndarray]:
+        """Run one subgraph on its input values and return its output values."""
+        # An acyclic chain of references is at most len(referenced) deep; anything deeper is a cycle.
+        if depth > len(self.model.referenced):
+            raise _ExecutionFailed(ErrorStatus.INVALID_ARGUMENT, "cyclic subgraph references")
+        # Bad main inputs are a bad request; bad inputs of a referenced subgraph show up only while executing.
+        status = ErrorStatus.INVALID_ARGUMENT if depth == 0 else ErrorStatus.GENERAL_FAILURE
+        where = "" if depth == 0 else "referenced subgraph "
+        if len(inputs) != len(subgraph.input_indexes):
+            raise _ExecutionFailed(
+                status, f"{len(inputs)} input values for a {where}subgraph with {len(subgraph.input_indexes)} inputs"
+            )
+        values: dict[int, np.ndarray | None] = {}
+        for position, (index, value) in enumerate(zip(subgraph.input_indexes, inputs)):
+            values[index] = _input_value(subgraph.operands[index], value, f"{where}input {position}", status)
+        for number, operation in enumerate(subgraph.operations):
+            self._execute(subgraph, number, operation, values, depth)
+        outputs = []
+        for position, index in enumerate(subgraph.output_indexes):
+            value = self._value(subgraph, index, values)
+            if value is None:
+                raise _ExecutionFailed(ErrorStatus.GENERAL_FAILURE, f"output {position} (operand {index}) has no value")
+            outputs.append(value)
+        return outputs
+
+    def _execute(
+        self, subgraph: Subgraph, number: int, operation: Operation, values: dict[int, np.ndarray | None], depth: int
+    ) -> None:
+        name = _op_name(operation.type)
+        spec = ops.get(operation.type)
+        if spec is None or spec.kernel is None:
+            raise NoKernelError(name)
+        is_while = operation.type == OperationType.WHILE
+        context = KernelContext(
+            inputs=[self._value(subgraph, i, values, reader=f"{name} (operation {number})") for i in operation.inputs],
+            input_operands=[subgraph.operands[i] for i in operation.inputs],
+            output_operands=[subgraph.operands[i] for i in operation.outputs],
+            relaxed=self.model.relax_computation_float32_to_float16,
+            loop_deadline_ns=time.monotonic_ns() + self.loop_timeout_ns if is_while else None,
+        )
+        context.run_subgraph = self._subgraph_runner(context.loop_deadline_ns, depth)
+        try:
+            results = spec.kernel(context)
+        except _DATA_ERRORS as exc:
+            raise _ExecutionFailed(ErrorStatus.GENERAL_FAILURE, f"{name} (operation {number}) failed: {exc}") from exc
+        if len(results) != len(operation.outputs):
+            raise RuntimeError(
+                f"{name} kernel returned {len(results)} outputs; the operation has {len(operation.outputs)}"
+            )
+        for position, (index, result) in enumerate(zip(operation.outputs, results)):
+            operand = subgraph.operands[index]
+            value = _stored(operand, result)
+            conflict = _shape_conflict(operand.dimensions, value.shape) if not is_scalar_type(operand.type) else None
+            if conflict:
+                raise _ExecutionFailed(
+                    ErrorStatus.GENERAL_FAILURE, f"{name} (operation {number}) output {position}: {conflict}"
+                )
+            values[index] = value
+
+    def _subgraph_runner(
+        self, loop_deadline_ns: int | None, depth: int
+    ) -> Callable[[int, list[np.ndarray]], list[np.ndarray]]:
+        def run_subgraph(k: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
+            if not 0 <= k < len(self.model.referenced):
+                raise _ExecutionFailed(ErrorStatus.INVALID_ARGUMENT, f"referenced subgraph {k} does not exist")
+            # The WHILE kernel owns the loop timeout; checking here too keeps a kernel that forgets from hanging.
+            if loop_deadline_ns is not None and time.monotonic_ns() > loop_deadline_ns:
+                raise LoopTimeoutError(f"loop deadline passed before running subgraph {k}")
+            return self.run(self.model.referenced[k], list(inputs), depth + 1)
+
+        return run_subgraph
+
+    def _value(
+        self, subgraph: Subgraph, index: int, values: dict[int, np.ndarray | None], reader: str = "the outputs"
+    ) -> np.ndarray | None:
+        operand = subgraph.operands[index]
+        lifetime = operand.lifetime
+        if lifetime == OperandLifeTime.NO_VALUE:
+            return None
+        if lifetime == OperandLifeTime.SUBGRAPH:
+            # IF/WHILE kernels read the referenced subgraph's index from the operand's location.offset; the value
+            # carries the same index for kernels that prefer ctx.scalar().
+            return np.array(operand.location.offset, dtype=np.int64)
+        if lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
+            key = (id(subgraph), index)
+            if key not in self._constants:
+                value = constant_value(self.model, subgraph, index)
+                if value is None:
+                    raise _ExecutionFailed(
+                        ErrorStatus.INVALID_ARGUMENT, f"constant operand {index} cannot be read from its location"
+                    )
+                self._constants[key] = value
+            return self._constants[key]
+        if index not in values:
+            raise _ExecutionFailed(ErrorStatus.GENERAL_FAILURE, f"{reader} reads operand {index} before it is written")
+        return values[index]
+
+
+def _input_value(operand: Operand, value: np.ndarray | None, what: str, status: ErrorStatus) -> np.ndarray | None:
+    """An input value in the operand's stored dtype, checked against the operand's known dimensions."""
+    if value is None:
+        return None
+    array = np.asarray(value).astype(numpy_dtype(operand.type), copy=False)
+    if is_scalar_type(operand.type):
+        if array.size != 1:
+            raise _ExecutionFailed(status, f"{what}: scalar with {array.size} values")
+        return array.reshape(())
+    conflict = _shape_conflict(operand.dimensions, array.shape)
+    if conflict:
+        raise _ExecutionFailed(status, f"{what}: {conflict}")
+    return array
+
+
+def _stored(operand: Operand, result: np.ndarray) -> np.ndarray:
+    """A kernel result in the operand's stored dtype (scalars as 0-d arrays)."""
+    array = np.asarray(result)
+    dtype = numpy_dtype(operand.type)
+    if array.dtype != dtype:
+        array = array.astype(dtype)
+    if is_scalar_type(operand.type) and array.shape != ():
+        array = array.reshape(())
+    return array
+
+
+def _shape_conflict(declared: Sequence[int], actual: tuple[int, ...]) -> str | None:
+    """Why an actual shape contradicts declared dimensions (0 = unknown, empty = unknown rank), or None."""
+    if not declared:
+        return None
+    if len(declared) != len(actual) or any(d and d != a for d, a in zip(declared, actual)):
+        return f"shape {list(actual)} conflicts with the operand's dimensions {list(declared)}"
+    return None

@@ -1,0 +1,87 @@
+"""Detection operations: hand-computed IoU, identity transforms, NMS on duplicates, constant feature maps."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.hal import OperandType as T
+from harness.hal import OperationType as Op
+from harness.ops.detection import iou
+from tests.ops._vectors_b import given_scalar, given_tensor, output, run_op
+
+FAST = settings(max_examples=20, deadline=None)
+F32 = T.TENSOR_FLOAT32
+
+
+def test_iou_by_hand():
+    # Two 2x2 squares overlapping in a unit square: 1 / (4 + 4 - 1).
+    assert iou(np.array([0, 0, 2, 2.0]), np.array([1, 1, 3, 3.0])) == 1 / 7
+    assert iou(np.array([0, 0, 1, 1.0]), np.array([2, 2, 3, 3.0])) == 0.0
+
+
+def test_bbox_transform_with_zero_deltas_returns_the_clipped_rois():
+    rois = np.array([[1, 2, 5, 6], [-3, 0, 4, 20]], dtype=np.float32)
+    inputs = [given_tensor(F32, rois), given_tensor(F32, np.zeros((2, 8))), given_tensor(T.TENSOR_INT32, [0, 0]),
+              given_tensor(F32, [[10.0, 8.0]])]
+    (y,) = run_op(Op.AXIS_ALIGNED_BBOX_TRANSFORM, inputs, [output(F32)])
+    clipped = [[1, 2, 5, 6], [0, 0, 4, 10]]
+    np.testing.assert_array_equal(y, np.concatenate([clipped, clipped], axis=1))
+
+
+def test_hard_nms_keeps_one_of_two_identical_boxes_per_class():
+    scores = np.array([[0.0, 0.9], [0.0, 0.8], [0.0, 0.7]], dtype=np.float32)
+    boxes = np.array([[0, 0, 0, 0, 0, 0, 2, 2], [0, 0, 0, 0, 0, 0, 2, 2], [0, 0, 0, 0, 5, 5, 6, 6]], dtype=np.float32)
+    inputs = [given_tensor(F32, scores), given_tensor(F32, boxes), given_tensor(T.TENSOR_INT32, [0, 0, 0]),
+              given_scalar(T.FLOAT32, 0.1), given_scalar(T.INT32, -1), given_scalar(T.INT32, 0),
+              *[given_scalar(T.FLOAT32, v) for v in (0.5, 1.0, 0.1)]]
+    out_scores, out_boxes, classes, batches = run_op(Op.BOX_WITH_NMS_LIMIT, inputs, [output(F32), output(F32),
+                                                     output(T.TENSOR_INT32), output(T.TENSOR_INT32)])
+    np.testing.assert_allclose(out_scores, [0.9, 0.7])
+    np.testing.assert_array_equal(out_boxes, [[0, 0, 2, 2], [5, 5, 6, 6]])
+    assert classes.tolist() == [1, 1] and batches.tolist() == [0, 0]
+
+
+def roi_inputs(op: Op, value: float, rois: np.ndarray) -> list:
+    feat = np.full((1, 6, 6, 2), value, dtype=np.float32)
+    inputs = [given_tensor(F32, feat), given_tensor(F32, rois), given_tensor(T.TENSOR_INT32, [0] * len(rois)),
+              given_scalar(T.INT32, 2), given_scalar(T.INT32, 3), given_scalar(T.FLOAT32, 1.0),
+              given_scalar(T.FLOAT32, 1.0)]
+    if op == Op.ROI_ALIGN:
+        inputs += [given_scalar(T.INT32, 0), given_scalar(T.INT32, 2)]
+    return inputs + [given_scalar(T.BOOL, False)]
+
+
+@FAST
+@given(value=st.floats(-100, 100, width=32), op=st.sampled_from([Op.ROI_ALIGN, Op.ROI_POOLING]),
+       corner=st.tuples(st.floats(0, 2), st.floats(0, 2)), size=st.tuples(st.floats(0.5, 3), st.floats(0.5, 3)))
+def test_roi_ops_on_a_constant_feature_map_return_the_constant(value, op, corner, size):
+    rois = np.array([[corner[0], corner[1], corner[0] + size[0], corner[1] + size[1]]], dtype=np.float32)
+    (y,) = run_op(op, roi_inputs(op, value, rois), [output(F32)])
+    assert y.shape == (1, 2, 3, 2)
+    np.testing.assert_allclose(y, value, rtol=1e-6)
+
+
+def test_heatmap_keypoint_of_a_symmetric_peak_is_the_cell_centre():
+    heat = np.zeros((1, 3, 3, 1), dtype=np.float32)
+    heat[0, 1, 1, 0] = 1.0
+    inputs = [given_tensor(F32, heat), given_tensor(F32, [[0.0, 0.0, 6.0, 3.0]]), given_scalar(T.BOOL, False)]
+    scores, points = run_op(Op.HEATMAP_MAX_KEYPOINT, inputs, [output(F32), output(F32)])
+    np.testing.assert_allclose(scores, [[1.0]])
+    # Cell (1, 1) of a 3x3 map over a 6 wide, 3 high box: centre x = 2 * 1.5, y = 1 * 1.5.
+    np.testing.assert_allclose(points, [[[3.0, 1.5]]])
+
+
+def test_detection_postprocessing_zero_deltas_return_the_anchor_boxes():
+    scores = np.array([[[0.0, 0.9], [0.0, 0.1]]], dtype=np.float32)
+    anchors = np.array([[1.0, 2.0, 2.0, 4.0], [10.0, 10.0, 2.0, 2.0]], dtype=np.float32)
+    inputs = [given_tensor(F32, scores), given_tensor(F32, np.zeros((1, 2, 4))), given_tensor(F32, anchors),
+              *[given_scalar(T.FLOAT32, 1.0) for _ in range(4)], given_scalar(T.BOOL, False),
+              *[given_scalar(T.INT32, v) for v in (3, 1, 1)], given_scalar(T.FLOAT32, 0.0),
+              given_scalar(T.FLOAT32, 0.5), given_scalar(T.BOOL, False)]
+    outs = [output(F32), output(F32), output(T.TENSOR_INT32), output(T.TENSOR_INT32)]
+    out_scores, boxes, classes, count = run_op(Op.DETECTION_POSTPROCESSING, inputs, outs)
+    np.testing.assert_allclose(out_scores, [[0.9, 0.1, 0.0]], rtol=1e-6)
+    np.testing.assert_allclose(boxes[0, :2], [[0, 0, 2, 4], [9, 9, 11, 11]])
+    assert classes.tolist() == [[0, 0, 0]] and count.tolist() == [2]

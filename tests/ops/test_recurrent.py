@@ -1,0 +1,118 @@
+"""Recurrent layers: LSTM fixed points with zero weights (Hypothesis), sequence ops equal unrolled cells,
+hand-computed RNN and SVDF steps."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from harness.hal import OperandType as T
+from harness.hal import OperationType as Op
+from tests.ops._vectors_b import OMITTED, given_scalar, given_tensor, output, run_op, shape_of
+
+FAST = settings(max_examples=25, deadline=None)
+SMALL = st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=-4, max_value=4)
+F32 = T.TENSOR_FLOAT32
+TANH = 4
+
+
+def lstm_inputs(x, h, c, *, cifg=False, peephole=False, cell_clip=0.0) -> list:
+    """LSTM inputs with all weights and biases zero."""
+    batch, n_in = x.shape
+    units, n_out = c.shape[1], h.shape[1]
+    zeros = lambda *shape: given_tensor(F32, np.zeros(shape))  # noqa: E731
+    inputs = [given_tensor(F32, x)]
+    inputs += [OMITTED if cifg else zeros(units, n_in)] + [zeros(units, n_in) for _ in range(3)]
+    inputs += [OMITTED if cifg else zeros(units, n_out)] + [zeros(units, n_out) for _ in range(3)]
+    inputs += [OMITTED if cifg or not peephole else zeros(units)]
+    inputs += [zeros(units) if peephole else OMITTED for _ in range(2)]
+    inputs += [OMITTED if cifg else zeros(units)] + [zeros(units) for _ in range(3)]
+    inputs += [OMITTED, OMITTED, given_tensor(F32, h), given_tensor(F32, c)]
+    inputs += [given_scalar(T.INT32, TANH), given_scalar(T.FLOAT32, cell_clip), given_scalar(T.FLOAT32, 0.0)]
+    return inputs
+
+
+LSTM_OUTPUTS = [output(F32) for _ in range(4)]
+
+
+@FAST
+@given(c=arrays(np.float32, (2, 3), elements=SMALL), cifg=st.booleans(), peephole=st.booleans())
+def test_lstm_with_zero_weights_halves_the_cell_state(c, cifg, peephole):
+    # Every gate sees 0: forget = input = output = sigmoid(0) = 1/2 (CIFG: 1 - 1/2), g = tanh(0) = 0.
+    x = np.ones((2, 2), dtype=np.float32)
+    h = np.zeros((2, 3), dtype=np.float32)
+    _, h_new, c_new, out = run_op(Op.LSTM, lstm_inputs(x, h, c, cifg=cifg, peephole=peephole), LSTM_OUTPUTS)
+    np.testing.assert_allclose(c_new, 0.5 * c, rtol=1e-6)
+    np.testing.assert_allclose(h_new, 0.5 * np.tanh(0.5 * c.astype(np.float64)), rtol=1e-6, atol=1e-7)
+    np.testing.assert_array_equal(out, h_new)
+
+
+def test_lstm_clips_the_cell_state_and_sizes_the_scratch_buffer():
+    c = np.full((1, 2), 10.0, dtype=np.float32)
+    inputs = lstm_inputs(np.ones((1, 1), np.float32), np.zeros((1, 2), np.float32), c, cell_clip=1.0)
+    scratch, _, c_new, _ = run_op(Op.LSTM, inputs, LSTM_OUTPUTS)
+    np.testing.assert_array_equal(c_new, [[1.0, 1.0]])
+    assert scratch.shape == (1, 8)
+    cifg = lstm_inputs(np.ones((1, 1), np.float32), np.zeros((1, 2), np.float32), c, cifg=True)
+    assert shape_of(Op.LSTM, cifg, LSTM_OUTPUTS)[0] == (1, 6)
+
+
+def rnn_inputs(x, w, r, b, h, act: int) -> list:
+    return [given_tensor(F32, v) for v in (x, w, r, b, h)] + [given_scalar(T.INT32, act)]
+
+
+def test_rnn_step_by_hand():
+    # relu(1 * 2 + 1 * 3 + 1) = 6 and relu(-(2 + 3 + 1) ...) clamps to 0 for the second unit.
+    inputs = rnn_inputs([[1.0]], [[2.0], [-2.0]], [[3.0, 0.0], [0.0, -3.0]], [1.0, -1.0], [[1.0, 1.0]], 1)
+    state, out = run_op(Op.RNN, inputs, [output(F32), output(F32)])
+    np.testing.assert_array_equal(state, [[6.0, 0.0]])
+    np.testing.assert_array_equal(out, state)
+
+
+@FAST
+@given(xs=arrays(np.float32, (3, 2, 2), elements=SMALL), w=arrays(np.float32, (3, 2), elements=SMALL),
+       r=arrays(np.float32, (3, 3), elements=st.floats(-0.5, 0.5, width=32)), time_major=st.booleans())
+def test_unidirectional_rnn_equals_the_unrolled_cell(xs, w, r, time_major):
+    b = np.zeros(3, dtype=np.float32)
+    h = np.zeros((2, 3), dtype=np.float32)
+    steps = []
+    for t in range(xs.shape[0]):
+        h = run_op(Op.RNN, rnn_inputs(xs[t], w, r, b, h, 0), [output(F32), output(F32)])[0]
+        steps.append(h)
+    seq = xs if time_major else np.swapaxes(xs, 0, 1)
+    inputs = rnn_inputs(seq, w, r, b, np.zeros((2, 3)), 0) + [given_scalar(T.INT32, int(time_major))]
+    (ys,) = run_op(Op.UNIDIRECTIONAL_SEQUENCE_RNN, inputs, [output(F32)])
+    expected = np.stack(steps) if time_major else np.swapaxes(np.stack(steps), 0, 1)
+    np.testing.assert_allclose(ys, expected, rtol=1e-5, atol=1e-5)
+
+
+def bidi_rnn_inputs(xs, merge: bool) -> list:
+    w = np.array([[0.5, -0.25], [0.1, 0.2]], dtype=np.float32)
+    r = np.array([[0.3, 0.0], [0.1, -0.2]], dtype=np.float32)
+    b, h = np.array([0.1, -0.1], dtype=np.float32), np.zeros((xs.shape[1], 2), dtype=np.float32)
+    tensors = [given_tensor(F32, v) for v in (xs, w, r, b, h, -w, r.T, b, h)]
+    return tensors + [OMITTED, OMITTED, OMITTED, given_scalar(T.INT32, 0), given_scalar(T.BOOL, True),
+                      given_scalar(T.BOOL, merge)]
+
+
+def test_bidirectional_rnn_merged_output_is_the_concatenation_of_both_directions():
+    xs = np.arange(12, dtype=np.float32).reshape(3, 2, 2) / 10
+    fw, bw = run_op(Op.BIDIRECTIONAL_SEQUENCE_RNN, bidi_rnn_inputs(xs, False), [output(F32), output(F32)])
+    (merged,) = run_op(Op.BIDIRECTIONAL_SEQUENCE_RNN, bidi_rnn_inputs(xs, True), [output(F32)])
+    np.testing.assert_array_equal(merged, np.concatenate([fw, bw], axis=2))
+    # The backward direction starts from the last time step: its last output depends on x[-1] only.
+    only_last = run_op(Op.BIDIRECTIONAL_SEQUENCE_RNN, bidi_rnn_inputs(xs[-1:], False), [output(F32), output(F32)])
+    np.testing.assert_allclose(bw[-1], only_last[1][0], rtol=1e-6)
+
+
+def test_svdf_pushes_the_feature_into_memory_and_weighs_it_over_time():
+    # One filter, memory 2, state [s0, s1]: the newest slot takes x * w_feature, the output is
+    # w_time . [s0, x * w_feature] and the state shifts left with a zero appended.
+    inputs = [given_tensor(F32, [[3.0]]), given_tensor(F32, [[2.0]]), given_tensor(F32, [[10.0, 100.0]]),
+              given_tensor(F32, [0.5]), given_tensor(F32, [[1.0, 7.0]]), given_scalar(T.INT32, 1),
+              given_scalar(T.INT32, 0)]
+    state, out = run_op(Op.SVDF, inputs, [output(F32), output(F32)])
+    np.testing.assert_array_equal(out, [[10 * 1.0 + 100 * 6.0 + 0.5]])
+    np.testing.assert_array_equal(state, [[6.0, 0.0]])
