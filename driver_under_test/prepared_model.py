@@ -11,7 +11,7 @@ import numpy as np
 
 from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
 from driver_under_test.executor import CompiledSubgraph, Executor, RunContext, operand_tensor
-from driver_under_test.faults import FaultSet
+from driver_under_test.faults import FaultSet, define
 from driver_under_test.options import DeviceOptions
 from driver_under_test.pools import PoolMapping, map_pool
 from driver_under_test.validation import validate_request
@@ -39,6 +39,22 @@ from harness.hal import (
 from harness.hal.fence import FenceState, SyncFence
 
 _STATUSES_WITH_SHAPES = (ErrorStatus.NONE, ErrorStatus.OUTPUT_INSUFFICIENT_SIZE)
+
+TIMING_WHEN_NOT_ASKED = define(
+    "timing_when_not_asked",
+    "execution",
+    "Reports measured timing even when the client passed MeasureTiming.NO (D8 says UINT64_MAX).",
+).name
+INSUFFICIENT_MARKS_WRONG_OUTPUT = define(
+    "insufficient_marks_wrong_output",
+    "execution",
+    "When an output buffer is too small, marks the next output (wrapping around) isSufficient = false instead.",
+).name
+UNKNOWN_SHAPE_NOT_REPORTED = define(
+    "unknown_shape_not_reported",
+    "execution",
+    "Reports the model's declared dimensions (zeros for unknown ones) instead of the actual output shape.",
+).name
 
 
 @dataclass
@@ -129,7 +145,8 @@ class DriverPreparedModel(PreparedModel):
             for m in pools:
                 if m is not None:
                     m.close()
-        if result.status == ErrorStatus.NONE and measure == MeasureTiming.YES:
+        measured = measure == MeasureTiming.YES or self._faults.active(TIMING_WHEN_NOT_ASKED)
+        if result.status == ErrorStatus.NONE and measured:
             in_driver = (time.perf_counter_ns() - started) // 1000
             result.timing = Timing(time_on_device=min(ctx.kernel_ns // 1000, in_driver), time_in_driver=in_driver)
         return result
@@ -147,7 +164,14 @@ class DriverPreparedModel(PreparedModel):
             needed = tensor.data.size * element_size(tensor.type)
             fits = arg.has_no_value or needed <= arg.location.length
             sufficient &= fits
-            shapes.append(OutputShape(dimensions=actual, is_sufficient=fits))
+            reported = actual
+            if self._faults.active(UNKNOWN_SHAPE_NOT_REPORTED):
+                reported = list(main.operands[operand_index].dimensions)
+            shapes.append(OutputShape(dimensions=reported, is_sufficient=fits))
+        if not sufficient and self._faults.active(INSUFFICIENT_MARKS_WRONG_OUTPUT):
+            flags = [s.is_sufficient for s in shapes]
+            for s, flag in zip(shapes, flags[-1:] + flags[:-1]):
+                s.is_sufficient = flag
         if not sufficient:
             return ExecutionResult(
                 ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes, NO_TIMING_INFO, "output buffer too small"
@@ -294,8 +318,10 @@ class DriverPreparedModel(PreparedModel):
         request_channel: object,
         result_channel: object,
     ) -> tuple[ErrorStatus, BurstContext | None]:
-        """IPreparedModel::configureExecutionBurst: not offered by this driver version (GENERAL_FAILURE)."""
-        return ErrorStatus.GENERAL_FAILURE, None
+        """IPreparedModel::configureExecutionBurst: a burst context whose listener serves the two channels."""
+        from driver_under_test.burst import configure_burst
+
+        return configure_burst(self, callback, request_channel, result_channel)
 
 
 class _FencedCallback(FencedExecutionCallback):

@@ -157,13 +157,11 @@ def depthwise_conv_2d(call: OpCall) -> list[np.ndarray]:
 # --- transposed convolution --------------------------------------------------------------------------------------
 
 
-def _transpose_geometry(call: OpCall, in_h: int, in_w: int, kernel_h: int,
-                        kernel_w: int) -> tuple[Geometry, int, bool]:
-    """Geometry (pads crop the full output), activation and layout of a TRANSPOSE_CONV_2D call."""
-    shape_input = call.inputs[3]
-    implicit = shape_input is not None and shape_input.type == OperandType.TENSOR_INT32
+def _transpose_geometry(call: OpCall, implicit: bool, nchw: bool, in_h: int, in_w: int, kernel_h: int,
+                        kernel_w: int) -> tuple[Geometry, int]:
+    """Geometry (pads crop the full output) and activation of a TRANSPOSE_CONV_2D call."""
     if implicit:
-        nchw = bool(call.scalar(8, False))
+        shape_input = call.inputs[3]
         stride_w, stride_h, activation = int(call.scalar(5)), int(call.scalar(6)), int(call.scalar(7))
         shape = [int(v) for v in shape_input.data.reshape(-1)]
         if len(shape) != 4:
@@ -177,7 +175,6 @@ def _transpose_geometry(call: OpCall, in_h: int, in_w: int, kernel_h: int,
     else:
         left, right, top, bottom = (int(call.scalar(i)) for i in range(3, 7))
         stride_w, stride_h, activation = int(call.scalar(7)), int(call.scalar(8)), int(call.scalar(9))
-        nchw = bool(call.scalar(10, False))
         if stride_w < 1 or stride_h < 1:
             raise invalid("strides must be positive", "param.stride")
         if min(left, right, top, bottom) < 0:
@@ -189,7 +186,7 @@ def _transpose_geometry(call: OpCall, in_h: int, in_w: int, kernel_h: int,
     if activation not in (0, 1, 2, 3):
         raise invalid(f"unknown fused activation {activation}", "param.activation")
     g = Geometry(kernel_h, kernel_w, stride_h, stride_w, 1, 1, top, bottom, left, right, out_h, out_w)
-    return g, activation, nchw
+    return g, activation
 
 
 def _transpose_padding(scheme: int, in_size: int, stride: int, kernel: int, out_size: int) -> tuple[int, int]:
@@ -209,13 +206,15 @@ def transpose_conv_2d(call: OpCall) -> list[np.ndarray]:
     inp, filt = call.inputs[0], _filter(call)
     if call.inputs[3] is None:
         raise invalid("missing padding or output shape input", "inputs.missing")
-    nchw_guess = bool(call.scalar(8 if call.inputs[3].type == OperandType.TENSOR_INT32 else 10, False))
-    x = to_nhwc(inp.data, nchw_guess)
+    # The implicit form gives the output shape as a tensor where the explicit form has its first padding.
+    implicit = call.inputs[3].type == OperandType.TENSOR_INT32
+    nchw = bool(call.scalar(8 if implicit else 10, False))
+    x = to_nhwc(inp.data, nchw)
     n, in_h, in_w, channels = x.shape
     out_channels, kernel_h, kernel_w, depth = filt.data.shape
     if depth != channels:
         raise invalid(f"filter depth {depth} does not match input depth {channels}", "shape.filter")
-    g, activation, nchw = _transpose_geometry(call, in_h, in_w, kernel_h, kernel_w)
+    g, activation = _transpose_geometry(call, implicit, nchw, in_h, in_w, kernel_h, kernel_w)
     guard_elements((n, g.out_h, g.out_w, out_channels), "transposed convolution output")
     guard_elements((n, in_h, in_w, out_channels, kernel_h, kernel_w), "transposed convolution taps")
     x, w, _ = _operands(call, x, filt)

@@ -293,3 +293,21 @@ def test_filter_depth_mismatch_is_invalid_argument() -> None:
             [tensor(np.zeros((1, 3, 3, 2))), tensor(_FILTER), tensor([0.0]), scalar(1), scalar(1), scalar(1), scalar(0)]
         )
     assert err.value.status == ErrorStatus.INVALID_ARGUMENT
+
+
+def test_blocked_im2col_gives_the_same_result_as_one_block(monkeypatch) -> None:
+    rng = np.random.default_rng(13)
+    x = tensor(rng.integers(0, 256, (2, 7, 6, 3)), T.TENSOR_QUANT8_ASYMM, 0.5, 120)
+    w = tensor(rng.integers(0, 256, (4, 3, 3, 3)), T.TENSOR_QUANT8_ASYMM, 0.25, 130)
+    b = tensor(rng.integers(-500, 500, 4), T.TENSOR_INT32, 0.125)
+    inputs = [x, w, b, scalar(1), scalar(1), scalar(1), scalar(0)]
+    out = output(T.TENSOR_QUANT8_ASYMM, 2.0, 100)
+    whole = _conv(inputs, out)
+    monkeypatch.setattr("driver_under_test.kernels._im2col.PATCH_BLOCK_ELEMENTS", 100)  # one row per block
+    np.testing.assert_array_equal(_conv(inputs, out), whole)
+
+
+def test_zero_batches_give_an_empty_output_of_the_right_shape() -> None:
+    got = _conv([tensor(np.zeros((0, 3, 3, 1))), tensor(_FILTER), tensor([0.0]), scalar(2), scalar(1), scalar(1),
+                 scalar(0)])
+    assert got.shape == (0, 2, 2, 1)

@@ -1,0 +1,84 @@
+"""Target: the shape every fuzz target has, and the Case it decodes.
+
+A target turns a Source into a Case (`decode`) and judges a driver on it (`run`). The same target object backs
+the Atheris script, the Hypothesis property test and `nnfuzz repro`. Registering two targets of one name is an error.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Protocol
+
+from harness.gen.source import Source
+from harness.hal import Device
+from harness.oracle.verdict import Verdict
+
+CASE_FORMAT_VERSION = 1
+
+
+@dataclass
+class Case:
+    """One self-contained test input, serializable to readable JSON.
+
+    model: the case-format model JSON (harness.case.model_to_json schema, with pools and referenced subgraphs).
+    request: the request and its pool layout: {"pools": [{"kind", "size", ...}], "inputs": [argument...],
+             "outputs": [argument...]}, an argument being {"hasNoValue", "poolIndex", "offset", "length",
+             "dimensions"}; None when the target does not execute.
+    inputs: per main input, {"dimensions": [...], "value": [...]} or {"noValue": true}.
+    execution: how to execute: {"paths": [...], "measure": bool, "deadlineNs": int | None, "loopTimeoutNs": ...}.
+    expect: what the generator intended, e.g. {"valid": false, "rule": "V4", "mutation": "zero_point_out_of_range"}.
+    extras: per-target data (buffer roles, cache corruption ops, burst packets).
+    """
+
+    target: str
+    model: dict
+    request: dict | None = None
+    inputs: list[dict] = field(default_factory=list)
+    execution: dict = field(default_factory=dict)
+    expect: dict = field(default_factory=dict)
+    extras: dict = field(default_factory=dict)
+    version: int = CASE_FORMAT_VERSION
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> Case:
+        """The Case a to_json dict describes; ValueError for another format version or missing fields."""
+        if d.get("version", CASE_FORMAT_VERSION) != CASE_FORMAT_VERSION:
+            raise ValueError(f"case format version {d.get('version')} is not {CASE_FORMAT_VERSION}")
+        if "target" not in d or "model" not in d:
+            raise ValueError("a case needs at least 'target' and 'model'")
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def dumps(self) -> str:
+        """Readable JSON text."""
+        return json.dumps(self.to_json(), indent=1, sort_keys=True)
+
+
+class Target(Protocol):
+    """A fuzz target."""
+
+    name: str
+
+    def decode(self, source: Source) -> Case:
+        """Draw one case from the source (GenerationRejected if the choices cannot make one)."""
+        ...
+
+    def run(self, case: Case, device: Device) -> Verdict:
+        """Drive the device with the case through the HAL interface and judge it with the oracle."""
+        ...
+
+
+TARGETS: dict[str, Target] = {}
+
+
+def register_target(target: Target) -> Target:
+    """Add a target to the registry; a duplicate name is an error."""
+    if target.name in TARGETS:
+        raise RuntimeError(f"target {target.name!r} registered twice")
+    TARGETS[target.name] = target
+    return target
