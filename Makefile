@@ -9,8 +9,10 @@ STAMP  := $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall when the dependency declaration changes.
-$(STAMP): pyproject.toml | $(BIN)/python
+# Reinstall when the dependency declaration changes or a package is added (the editable finder maps packages
+# at install time).
+PACKAGES := $(shell find harness driver_under_test -name __init__.py -not -path '*/__pycache__/*')
+$(STAMP): pyproject.toml $(PACKAGES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)

@@ -22,6 +22,7 @@ from harness.conformance.driver_backend import (
     DriverTimeout,
     load_device,
 )
+from harness.conformance.known_issues import known_wrong_reason
 from harness.conformance.reference_backend import HarnessBug, ReferenceBackend
 from harness.conformance.report import FAILED, PASSED, SKIPPED, CaseResult, ConformanceReport
 from harness.hal import Device, ErrorStatus, OperationType
@@ -91,6 +92,9 @@ def run_case(backend: Backend, case: ConformanceCase) -> CaseResult:
 
     if case.multinomial_tolerance is not None:
         return ended(SKIPPED, reason=MULTINOMIAL_SKIP)
+    wrong = known_wrong_reason(case.spec)
+    if wrong:
+        return ended(SKIPPED, reason=f"known wrong vector: {wrong}")
     try:
         session = backend.prepare(case)
         if isinstance(session, Stop):

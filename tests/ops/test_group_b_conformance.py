@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import harness.ops
+from harness.conformance.known_issues import known_wrong_reason
 from harness.hal import OperationType
 from harness.ops._nn_util import param_hints
 from harness.ops.common import signature_accepts
@@ -16,7 +17,14 @@ from tests.ops._vectors_b import FAMILIES, FILES, _load, examples, judge, mismat
 VERSION_ORDER = ("V1_0", "V1_1", "V1_2", "V1_3")
 GROUP_OPS = {spec.op.name for spec in harness.ops.all_specs() if spec.family in FAMILIES}
 
+def _mark_known_wrong(item: tuple[str, dict[str, Any]]) -> Any:
+    reason = known_wrong_reason(item[1].get("spec", ""))
+    return pytest.param(item, marks=pytest.mark.xfail(strict=True, reason=reason)) if reason else item
+
+
 SINGLE = single_op_cases(GROUP_OPS)
+# Only the value comparison is wrong for known-wrong vectors; their shapes and typings still hold.
+VALUE_CASES = [_mark_known_wrong(item) for item in SINGLE]
 MULTI = [
     (f, case)
     for f in FILES
@@ -41,7 +49,7 @@ def test_every_group_operation_is_catalogued():
             assert spec.shape is not None and spec.signatures, spec.op.name
 
 
-@pytest.mark.parametrize("item", SINGLE, ids=[_id(i) for i in SINGLE])
+@pytest.mark.parametrize("item", VALUE_CASES, ids=[_id(item) for item in SINGLE])
 def test_kernel_matches_vectors(item):
     """Every compared output of the reference kernel is within the O2 tolerance of the vector's value."""
     _, case = item

@@ -60,10 +60,10 @@ def test_local_response_normalization_window_is_clipped_at_the_edges():
     np.testing.assert_allclose(y, [1 / 5, 2 / 9, 2 / 8], rtol=1e-6)
 
 
-def test_instance_normalization_divides_by_the_root_second_moment():
-    # One channel [1, 3]: mean 2, mean of squares 5 (the conformance vectors' denominator), epsilon 0.
+def test_instance_normalization_divides_by_the_root_variance():
+    # One channel [1, 3]: mean 2, variance 1, epsilon 0, gamma 2, beta 1 -> 2 * (x - 2) / 1 + 1 = [-1, 3].
     x = np.array([1, 3], dtype=np.float32).reshape(1, 1, 2, 1)
     inputs = [given_tensor(T.TENSOR_FLOAT32, x), *[given_scalar(T.FLOAT32, v) for v in (2.0, 1.0, 0.0)],
               given_scalar(T.BOOL, False)]
     (y,) = run_op(Op.INSTANCE_NORMALIZATION, inputs, [output(T.TENSOR_FLOAT32)])
-    np.testing.assert_allclose(y.reshape(-1), [1 - 2 / np.sqrt(5), 1 + 2 / np.sqrt(5)], rtol=1e-6)
+    np.testing.assert_allclose(y.reshape(-1), [-1.0, 3.0], rtol=1e-6)
