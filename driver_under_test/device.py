@@ -6,9 +6,11 @@ import threading
 import time
 from collections.abc import Sequence
 
+from driver_under_test import cache, memory_domain
 from driver_under_test.errors import DriverError, as_driver_error, failure
-from driver_under_test.executor import compile_model
+from driver_under_test.executor import CompiledSubgraph, compile_model
 from driver_under_test.faults import FaultSet
+from driver_under_test.memory_domain import MemoryDomain
 from driver_under_test.options import DeviceOptions
 from driver_under_test.pools import map_pool
 from driver_under_test.prepared_model import DriverPreparedModel
@@ -38,12 +40,21 @@ from harness.hal import (
 _CPU_LIKE = PerformanceInfo(exec_time=0.9, power_usage=0.9)
 
 
+def _handles(handles: object) -> list:
+    """Cache handles as a list; anything unusable counts as none (cache problems never fail preparation)."""
+    try:
+        return list(handles)  # type: ignore[call-overload]
+    except TypeError:
+        return []
+
+
 class DriverDevice(Device):
     """An NN HAL 1.3-style device backed by this package's kernels."""
 
     def __init__(self, options: DeviceOptions, faults: FaultSet) -> None:
         self.options = options
         self.faults = faults
+        self.domain = MemoryDomain(faults, options.limits)
 
     def __repr__(self) -> str:
         return f"DriverDevice({self.options.name!r}, faults={sorted(self.faults.names)})"
@@ -72,13 +83,14 @@ class DriverDevice(Device):
         return ErrorStatus.NONE, []
 
     def get_number_of_cache_files_needed(self) -> tuple[ErrorStatus, int, int]:
-        """IDevice::getNumberOfCacheFilesNeeded: this version does not cache compilations."""
-        return ErrorStatus.NONE, 0, 0
+        """IDevice::getNumberOfCacheFilesNeeded."""
+        model_files, data_files = cache.files_needed(self)
+        return ErrorStatus.NONE, model_files, data_files
 
     def get_supported_operations(self, model: Model) -> tuple[ErrorStatus, list[bool]]:
         """IDevice::getSupportedOperations_1_3."""
         try:
-            validate_model(model, self.options.limits)
+            validate_model(model, self.options.limits, self.faults)
             return ErrorStatus.NONE, supported_operations(model, self.options)
         except Exception as e:
             return as_driver_error(e).status, []
@@ -99,23 +111,31 @@ class DriverDevice(Device):
             return ErrorStatus.INVALID_ARGUMENT
         try:
             validate_preparation_args(preference, priority)
-            validate_model(model, self.options.limits)
+            validate_model(model, self.options.limits, self.faults)
         except Exception as e:
             error = as_driver_error(e)
             callback.notify(error.status, None)
             return error.status
-        # Cache handles are ignored: this version does not cache, and cache problems never fail preparation.
-        threading.Thread(
-            target=self._prepare, args=(model, deadline, callback), name="dut-prepare", daemon=True
-        ).start()
+        args = (model, deadline, _handles(model_cache), _handles(data_cache), token, callback)
+        threading.Thread(target=self._prepare, args=args, name="dut-prepare", daemon=True).start()
         return ErrorStatus.NONE
 
-    def _prepare(self, model: Model, deadline: Deadline, callback: PreparedModelCallback) -> None:
+    def _prepare(
+        self,
+        model: Model,
+        deadline: Deadline,
+        model_cache: list[CacheHandle],
+        data_cache: list[CacheHandle],
+        token: bytes,
+        callback: PreparedModelCallback,
+    ) -> None:
         try:
             prepared = self.compile(model, deadline)
         except Exception as e:
             callback.notify(as_driver_error(e).status, None)
             return
+        # Cache problems never fail preparation: saving reports nothing back.
+        cache.save_quietly(self, prepared, model_cache, data_cache, token)
         callback.notify(ErrorStatus.NONE, prepared)
 
     def compile(self, model: Model, deadline: Deadline) -> DriverPreparedModel:
@@ -140,7 +160,11 @@ class DriverDevice(Device):
             raise DriverError(
                 ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed during preparation", "qos.deadline"
             )
-        return DriverPreparedModel(model, subgraphs, self.options, self.faults)
+        return self.adopt(model, subgraphs)
+
+    def adopt(self, model: Model, subgraphs: list[CompiledSubgraph]) -> DriverPreparedModel:
+        """A prepared model of this device from compiled subgraphs (freshly compiled or rebuilt from a cache)."""
+        return DriverPreparedModel(model, subgraphs, self.options, self.faults, domain=self.domain)
 
     def prepare_model_from_cache(
         self,
@@ -150,11 +174,10 @@ class DriverDevice(Device):
         token: bytes,
         callback: PreparedModelCallback,
     ) -> ErrorStatus:
-        """IDevice::prepareModelFromCache_1_3: caching is not supported by this version (GENERAL_FAILURE)."""
+        """IDevice::prepareModelFromCache_1_3."""
         if callback is None:
             return ErrorStatus.INVALID_ARGUMENT
-        callback.notify(ErrorStatus.GENERAL_FAILURE, None)
-        return ErrorStatus.GENERAL_FAILURE
+        return cache.prepare_from_cache(self, deadline, _handles(model_cache), _handles(data_cache), token, callback)
 
     def allocate(
         self,
@@ -163,5 +186,5 @@ class DriverDevice(Device):
         input_roles: Sequence[BufferRole],
         output_roles: Sequence[BufferRole],
     ) -> tuple[ErrorStatus, Buffer | None, int]:
-        """IDevice::allocate: memory domains are not offered by this version (GENERAL_FAILURE)."""
-        return ErrorStatus.GENERAL_FAILURE, None, 0
+        """IDevice::allocate: a driver-managed buffer for these roles (rules and decisions in memory_domain.py)."""
+        return memory_domain.allocate(self.domain, desc, prepared_models, input_roles, output_roles)

@@ -7,13 +7,14 @@ operations in order on runtime Tensors; IF and WHILE call back into `run_subgrap
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from driver_under_test.errors import DriverError, failure
-from driver_under_test.faults import FaultSet
+from driver_under_test.faults import FaultSet, define
 from driver_under_test.kernels import OpCall, Tensor, lookup
 from driver_under_test.kernels.registry import KernelFn
 from driver_under_test.pools import PoolMapping
@@ -27,6 +28,15 @@ from harness.hal import (
     SymmPerChannelQuantParams,
     numpy_dtype,
 )
+
+ABORT_ON_SINGLE_OP_SUBGRAPH = define(
+    "abort_on_single_op_subgraph",
+    "robustness",
+    "Sizes the scratch arena of a referenced subgraph (run by IF or WHILE) by its number of operations minus "
+    "one, assuming the last operation writes straight into the caller's outputs; a referenced subgraph with a "
+    "single operation (e.g. a WHILE condition made of one LESS) gets no arena and an internal assertion aborts "
+    "the process with SIGABRT when it runs (breaks D9, D25).",
+).name
 
 
 def operand_tensor(operand: Operand, shape: tuple[int, ...] | None = None, data: np.ndarray | None = None) -> Tensor:
@@ -131,6 +141,8 @@ class Executor:
     def run(self, index: int, inputs: list[Tensor | None]) -> list[Tensor]:
         """Run subgraph `index` (0 = main) on these input tensors; returns its output tensors."""
         sg = self.ctx.subgraphs[index]
+        if index > 0 and len(sg.operations) == 1 and self.ctx.faults.active(ABORT_ON_SINGLE_OP_SUBGRAPH):
+            os.abort()  # the planted bug: the arena assertion fails
         if len(inputs) != len(sg.inputs):
             raise failure(f"subgraph {index} expects {len(sg.inputs)} inputs, got {len(inputs)}", "exec.subgraph_arity")
         slots: list[Tensor | None] = [None] * len(sg.operands)

@@ -29,6 +29,10 @@ class DeviceOptions:
     limits: Limits = field(default_factory=Limits)
     # How long a fenced execution waits for its fences before giving up (seconds).
     fence_wait_limit_s: float = 60.0
+    # Compilation caching (D23, D24): off makes the device report no cache files and refuse prepareModelFromCache.
+    caching: bool = True
+    # Folder of the persistent {token -> model cache hash} store; None picks a per-user default.
+    cache_dir: str | None = None
 
 
 def build_options(**overrides: object) -> DeviceOptions:

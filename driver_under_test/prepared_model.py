@@ -12,6 +12,7 @@ import numpy as np
 from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
 from driver_under_test.executor import CompiledSubgraph, Executor, RunContext, operand_tensor
 from driver_under_test.faults import FaultSet, define
+from driver_under_test.memory_domain import DriverBuffer, MemoryDomain, check_request, forget_outputs
 from driver_under_test.options import DeviceOptions
 from driver_under_test.pools import PoolMapping, map_pool
 from driver_under_test.validation import validate_request
@@ -29,6 +30,7 @@ from harness.hal import (
     FencedExecutionCallback,
     MeasureTiming,
     Model,
+    Operand,
     OutputShape,
     PreparedModel,
     Request,
@@ -83,32 +85,77 @@ def _loop_timeout(duration: Duration) -> int:
 class DriverPreparedModel(PreparedModel):
     """A model compiled by this driver."""
 
-    def __init__(self, model: Model, subgraphs: list[CompiledSubgraph], options: DeviceOptions, faults: FaultSet):
+    def __init__(
+        self,
+        model: Model,
+        subgraphs: list[CompiledSubgraph],
+        options: DeviceOptions,
+        faults: FaultSet,
+        *,
+        domain: MemoryDomain,
+    ):
         self._model = model
         self._subgraphs = subgraphs
         self._options = options
         self._faults = faults
+        # The device's driver buffers (not the device itself: a prepared model must not keep its device alive).
+        self._domain = domain
 
     # --- the core every path shares -------------------------------------------------------------------
 
-    def _validate(self, request: Request, *, fenced: bool) -> list[list[int]]:
-        return validate_request(self._model, request, fenced=fenced, limits=self._options.limits)
+    @property
+    def memory_domain(self) -> MemoryDomain:
+        """The memory domain (driver buffers by token) of the device that prepared this model."""
+        return self._domain
 
-    def _map_pools(self, request: Request) -> list[PoolMapping | None]:
-        mappings: list[PoolMapping | None] = []
+    def io_operands(self, is_output: bool) -> list[Operand]:
+        """The operands of main's outputs (or inputs), in order."""
+        main = self._model.main
+        return [main.operands[i] for i in (main.output_indexes if is_output else main.input_indexes)]
+
+    def _validate(self, request: Request, *, fenced: bool) -> list[list[int]]:
+        domain = self.memory_domain
+        dims = validate_request(self._model, request, fenced=fenced, limits=self._options.limits, faults=self._faults,
+                                known_tokens=domain)  # fmt: skip
+        return check_request(self, request, dims, fenced=fenced)
+
+    def _map_pools(self, request: Request) -> list[PoolMapping | DriverBuffer]:
+        mappings: list[PoolMapping | DriverBuffer] = []
         try:
             for pool in request.pools:
                 if isinstance(pool, DriverBufferToken):
-                    raise invalid(f"driver buffer token {pool.token} is unknown to this device", "request.pool.token")
+                    buffer = self.memory_domain.lookup(pool.token)
+                    if buffer is None:
+                        raise invalid(f"driver buffer token {pool.token} is unknown to this device",
+                                      "V35.unknown_buffer_token")  # fmt: skip
+                    mappings.append(buffer)
+                    continue
                 mappings.append(map_pool(pool, self._options.execution_memory_kinds))
         except DriverError:
             for m in mappings:
-                if m is not None:
+                if isinstance(m, PoolMapping):
                     m.close()
             raise
         return mappings
 
     def _run(
+        self,
+        request: Request,
+        input_dims: list[list[int]],
+        measure: MeasureTiming,
+        deadline: Deadline,
+        loop_timeout: Duration,
+    ) -> ExecutionResult:
+        result: ExecutionResult | None = None
+        try:
+            result = self._compute(request, input_dims, measure, deadline, loop_timeout)
+            return result
+        finally:
+            # D17: an execution that fails leaves every driver buffer it was to write uninitialized.
+            if result is None or result.status != ErrorStatus.NONE:
+                forget_outputs(self.memory_domain, request)
+
+    def _compute(
         self,
         request: Request,
         input_dims: list[list[int]],
@@ -129,7 +176,12 @@ class DriverPreparedModel(PreparedModel):
                     inputs.append(None)
                     continue
                 operand = main.operands[operand_index]
-                raw = pools[arg.location.pool_index].read(arg.location.offset, arg.location.length)  # type: ignore[union-attr]
+                pool = pools[arg.location.pool_index]
+                if isinstance(pool, DriverBuffer):
+                    state = pool.read_input(len(inputs), dims)
+                    raw, dims = state.data, list(state.dimensions)
+                else:
+                    raw = pool.read(arg.location.offset, arg.location.length)
                 data = np.frombuffer(raw, dtype=numpy_dtype(operand.type)).reshape(tuple(dims))
                 inputs.append(operand_tensor(operand, shape=tuple(dims), data=data))
             ctx = RunContext(
@@ -143,7 +195,7 @@ class DriverPreparedModel(PreparedModel):
             result = self._deliver(request, main, outputs, pools)
         finally:
             for m in pools:
-                if m is not None:
+                if isinstance(m, PoolMapping):
                     m.close()
         measured = measure == MeasureTiming.YES or self._faults.active(TIMING_WHEN_NOT_ASKED)
         if result.status == ErrorStatus.NONE and measured:
@@ -162,7 +214,12 @@ class DriverPreparedModel(PreparedModel):
                     f"output {operand_index}: computed shape {actual} conflicts with {list(wanted)}", "exec.shape"
                 )
             needed = tensor.data.size * element_size(tensor.type)
-            fits = arg.has_no_value or needed <= arg.location.length
+            pool = None if arg.has_no_value else pools[arg.location.pool_index]
+            if isinstance(pool, DriverBuffer):
+                pool.check_result_shape(len(shapes), actual)
+                fits = True  # a driver buffer takes whatever shape its allocation allows
+            else:
+                fits = arg.has_no_value or needed <= arg.location.length
             sufficient &= fits
             reported = actual
             if self._faults.active(UNKNOWN_SHAPE_NOT_REPORTED):
@@ -181,6 +238,9 @@ class DriverPreparedModel(PreparedModel):
                 continue
             raw = np.ascontiguousarray(tensor.data).view(np.uint8).reshape(-1)
             pool = pools[arg.location.pool_index]
+            if isinstance(pool, DriverBuffer):
+                pool.store(tensor.data.shape, raw.tobytes())
+                continue
             pool.data[arg.location.offset : arg.location.offset + raw.size] = raw
         return ExecutionResult(ErrorStatus.NONE, shapes, NO_TIMING_INFO)
 

@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from driver_under_test.errors import invalid
-from driver_under_test.kernels.common import check_result_size, quant_limits, quantized_activation_range
+from driver_under_test.faults import define
+from driver_under_test.kernels.common import check_result_size, fault_active, quant_limits, quantized_activation_range
 from driver_under_test.kernels.registry import OpCall, Tensor
 from harness.hal import OperandType, numpy_dtype
 
 PADDING_SAME = 1
 PADDING_VALID = 2
+# Input rows per band of the tiler the HANG_ON_STRIDE_EXCEEDING_WINDOW fault plants.
+_BAND_ROWS = 64
+
+HANG_ON_STRIDE_EXCEEDING_WINDOW = define(
+    "hang_on_stride_exceeding_window",
+    "robustness",
+    "The row-band tiler of the windowed operations (CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D, "
+    "AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D) advances by window - stride + 1 bands of rows, a step that "
+    "assumes overlapping windows: when the vertical stride exceeds the (dilated) window height the band cursor never "
+    "moves forward and the execution never returns (breaks D25: no input may hang the driver).",
+).name
 
 # Target size (in elements) of one block of im2col patches; larger sweeps are processed block by block.
 PATCH_BLOCK_ELEMENTS = 1 << 21
@@ -63,6 +76,7 @@ class WindowParams:
     nchw: bool
     dilation_w: int
     dilation_h: int
+    hang_on_wide_stride: bool = False  # the planted HANG_ON_STRIDE_EXCEEDING_WINDOW fault
 
 
 @dataclass(frozen=True)
@@ -122,7 +136,7 @@ def parse_window_params(call: OpCall, sig: WindowSignature) -> WindowParams:
         dilation_w = int(call.scalar(i + 1, 1))
         dilation_h = int(call.scalar(i + 2, 1))
     params = WindowParams(explicit, pads, scheme, stride_w, stride_h, kernel_w, kernel_h, extras, activation,
-                          nchw, dilation_w, dilation_h)
+                          nchw, dilation_w, dilation_h, fault_active(call, HANG_ON_STRIDE_EXCEEDING_WINDOW))
     _check_params(params)
     return params
 
@@ -169,8 +183,20 @@ def resolve_geometry(p: WindowParams, in_h: int, in_w: int, kernel_h: int, kerne
             "shape.window",
         )
     guard_elements((in_h + top + bottom, in_w + left + right), "padded input plane")
+    if p.hang_on_wide_stride:
+        _walk_row_bands(in_h + top + bottom, eff_h, p.stride_h)
     return Geometry(kernel_h, kernel_w, p.stride_h, p.stride_w, p.dilation_h, p.dilation_w, top, bottom, left,
                     right, span_h // p.stride_h + 1, span_w // p.stride_w + 1)
+
+
+def _walk_row_bands(rows: int, window: int, stride: int) -> None:
+    """The faulty tiler's walk over the padded input rows, band by band: never ends when stride > window."""
+    cursor, step = 0, (window - stride + 1) * _BAND_ROWS
+    while cursor < rows:
+        if step <= 0:
+            # The band worker waits for rows the cursor never delivers (sleeping, so the hang costs no CPU).
+            time.sleep(0.05)
+        cursor += step
 
 
 def guard_elements(shape: tuple[int, ...], what: str) -> None:

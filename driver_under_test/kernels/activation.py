@@ -14,6 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from driver_under_test.errors import invalid
+from driver_under_test.faults import define
 from driver_under_test.kernels.common import (
     FLOAT_TYPES,
     FLOATS,
@@ -22,6 +23,7 @@ from driver_under_test.kernels.common import (
     apply_table,
     broadcast_shape,
     compute_float,
+    fault_active,
     float_activation,
     lookup_table,
     multiply_by_quantized_multiplier,
@@ -131,6 +133,13 @@ def prelu_kernel(call: OpCall) -> list[np.ndarray]:
 # Exponentials of the quantized softmax are kept as Q1.30 fixed-point integers.
 _EXP_FRACTION_BITS = 30
 
+SOFTMAX_BETA_IGNORED = define(
+    "softmax_beta_ignored",
+    "execution",
+    "SOFTMAX (float and quantized) always computes exp(x - max) as if beta were 1.0, silently ignoring the beta "
+    "input (breaks SOFTMAX semantics: wrong probabilities whenever beta != 1 and a row holds different values).",
+).name
+
 
 @functools.lru_cache(maxsize=1024)
 def _exp_table(input_scale: float, beta: float) -> np.ndarray:
@@ -150,7 +159,7 @@ def _softmax_axis(call: OpCall, rank: int, position: int) -> int:
 def softmax_kernel(call: OpCall) -> list[np.ndarray]:
     """exp(beta * (x - max)) normalized along the axis (default: last)."""
     x, out = required(call, 0), call.outputs[0]
-    beta = float(call.scalar(1, 1.0))
+    beta = 1.0 if fault_active(call, SOFTMAX_BETA_IGNORED) else float(call.scalar(1, 1.0))
     if x.data.size == 0:
         return [np.zeros(x.data.shape, dtype=numpy_dtype(out.type))]
     axis = _softmax_axis(call, x.data.ndim, 2)

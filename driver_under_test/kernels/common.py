@@ -302,6 +302,12 @@ def required(call: OpCall, i: int) -> Tensor:
     return t
 
 
+def fault_active(call: OpCall, name: str) -> bool:
+    """True if the device running this call was started with the named fault."""
+    faults = call.options.get("faults")
+    return faults is not None and faults.active(name)
+
+
 def quiet(fn: Callable[[OpCall], Any]) -> Callable[[OpCall], Any]:
     """Run a kernel with floating-point exceptions masked: overflow to inf and NaN are results, not errors."""
 

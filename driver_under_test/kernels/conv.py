@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from driver_under_test.errors import invalid
+from driver_under_test.faults import define
 from driver_under_test.kernels._conv_common import (
     FLOAT_TYPES,
     QUANT8_TYPES,
@@ -27,7 +28,7 @@ from driver_under_test.kernels._conv_common import (
     to_nhwc,
 )
 from driver_under_test.kernels._im2col import col2im, row_blocks, windows
-from driver_under_test.kernels.common import float_activation, quiet
+from driver_under_test.kernels.common import fault_active, float_activation, quiet
 from driver_under_test.kernels.registry import OpCall, Tensor, kernel
 from harness.hal import OperandType, OperationType
 
@@ -36,6 +37,14 @@ _TYPES = (*FLOAT_TYPES, *QUANT8_TYPES)
 _CONV_SIG = WindowSignature(first=3, dilation=True)
 _DEPTHWISE_SIG = WindowSignature(first=3, extras=("multiplier",), dilation=True)
 _GROUPED_SIG = WindowSignature(first=3, extras=("groups",))
+
+CONV_BIAS_DROPPED_WHEN_NCHW = define(
+    "conv_bias_dropped_when_nchw",
+    "execution",
+    "CONV_2D and GROUPED_CONV_2D (which share one routine) forget the bias on the NCHW path: with the layout "
+    "flag set, outputs are activation(input * filter) without the bias (float and quantized), wrong by the "
+    "bias of each output channel (breaks CONV_2D/GROUPED_CONV_2D semantics for data layout NCHW).",
+).name
 
 
 def _is_quantized(t: Tensor) -> bool:
@@ -49,9 +58,11 @@ def _filter(call: OpCall) -> Tensor:
     return filt
 
 
-def _finish(acc: np.ndarray, call: OpCall, channels: int, activation: int) -> np.ndarray:
+def _finish(acc: np.ndarray, call: OpCall, channels: int, activation: int, with_bias: bool = True) -> np.ndarray:
     """Bias, activation and storage of [..., channels] accumulators (float32 or int32)."""
     inp, filt, bias, out = call.inputs[0], call.inputs[1], call.inputs[2], call.outputs[0]
+    if not with_bias:
+        bias = None
     if _is_quantized(inp):
         multiplier, shift = conv_multipliers(inp, filt, out, channels)
         return finish_quantized(acc.astype(np.int64) + int32_bias(bias, channels), multiplier, shift, out,
@@ -104,7 +115,8 @@ def _grouped_conv(call: OpCall, params: WindowParams, groups: int) -> np.ndarray
                 block[:, :, k * group_depth : (k + 1) * group_depth].reshape(rows, w.shape[2]) @ w[k].T
                 for k in range(groups)], axis=1)
         acc[:, r0:r1] = result.reshape(n, r1 - r0, g.out_w, out_channels)
-    result = _finish(acc, call, out_channels, params.activation)
+    with_bias = not (params.nchw and fault_active(call, CONV_BIAS_DROPPED_WHEN_NCHW))
+    result = _finish(acc, call, out_channels, params.activation, with_bias)
     return from_nhwc(result, params.nchw)
 
 

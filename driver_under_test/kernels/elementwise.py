@@ -9,11 +9,13 @@ output's parameters, where the comparison is monotonic.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
 from driver_under_test.errors import invalid
+from driver_under_test.faults import define
 from driver_under_test.kernels.common import (
     FLOAT_TYPES,
     FLOATS,
@@ -23,6 +25,7 @@ from driver_under_test.kernels.common import (
     activation_code,
     broadcast_shape,
     compute_float,
+    fault_active,
     float_activation,
     multiply_by_quantized_multiplier,
     quant_dtype,
@@ -42,6 +45,23 @@ _ADD_LEFT_SHIFT = 20
 
 _INT_ACTIVATION_BOUNDS = {1: (0, None), 2: (-1, 1), 3: (0, 6)}
 
+BROADCAST_WRONG_AXIS = define(
+    "broadcast_wrong_axis",
+    "execution",
+    "Float ADD/SUB/MUL/DIV take a bias-style fast path whenever the second operand has exactly as many elements "
+    "as the first operand's innermost dimension and the result keeps the first operand's shape: the second "
+    "operand is then broadcast along the innermost axis even when its own shape puts its elements on another "
+    "axis, e.g. b [N, 1] against a [N, N] adds b[j] instead of b[i] to a[i, j] (breaks the HAL's numpy "
+    "broadcasting rule; wrong values whenever b's elements differ).",
+).name
+QUANT_ADD_USES_FIRST_ZERO_POINT = define(
+    "quant_add_uses_first_zero_point",
+    "execution",
+    "Quantized (8-bit) ADD and SUB subtract the first input's zero point from both inputs (a copy-paste slip), "
+    "so the second input is off by (zeroPoint1 - zeroPoint0) * scale1 in real terms whenever the two zero "
+    "points differ (breaks ADD/SUB semantics; errors of many quantization steps, far above the 1-step tolerance).",
+).name
+
 
 def _operands(call: OpCall) -> tuple[Tensor, Tensor]:
     """The two tensor operands of a binary operation, checked for broadcast compatibility."""
@@ -60,9 +80,19 @@ def _int_activation(x: np.ndarray, code: int) -> np.ndarray:
     return np.clip(x, lo, hi).astype(x.dtype)
 
 
+def _innermost_vector(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> bool:
+    """Whether the faulty fast path takes b for a vector along a's innermost axis (it is not one)."""
+    if not a_shape or not b_shape or b_shape[-1] == a_shape[-1]:
+        return False
+    return math.prod(b_shape) == a_shape[-1] and broadcast_shape(a_shape, b_shape) == tuple(a_shape)
+
+
 def _float_binary(fn: Callable[[np.ndarray, np.ndarray], np.ndarray], call: OpCall) -> list[np.ndarray]:
     a, b = _operands(call)
-    result = fn(compute_float(a.data), compute_float(b.data))
+    xa, xb = compute_float(a.data), compute_float(b.data)
+    if fault_active(call, BROADCAST_WRONG_AXIS) and _innermost_vector(xa.shape, xb.shape):
+        xb = xb.reshape(-1)
+    result = fn(xa, xb)
     return [store(float_activation(result, activation_code(call, 2)), call.outputs[0])]
 
 
@@ -87,7 +117,8 @@ def _quant_add_sub(call: OpCall, sign: int) -> list[np.ndarray]:
     m_b, s_b = quantize_multiplier(b.scale / twice_max)
     m_out, s_out = quantize_multiplier(twice_max / ((1 << _ADD_LEFT_SHIFT) * out.scale))
     scaled_a = multiply_by_quantized_multiplier((a.data.astype(np.int64) - a.zero_point) << _ADD_LEFT_SHIFT, m_a, s_a)
-    scaled_b = multiply_by_quantized_multiplier((b.data.astype(np.int64) - b.zero_point) << _ADD_LEFT_SHIFT, m_b, s_b)
+    b_zero = a.zero_point if fault_active(call, QUANT_ADD_USES_FIRST_ZERO_POINT) else b.zero_point
+    scaled_b = multiply_by_quantized_multiplier((b.data.astype(np.int64) - b_zero) << _ADD_LEFT_SHIFT, m_b, s_b)
     total = scaled_a + scaled_b if sign > 0 else scaled_a - scaled_b
     return [_clamp_quant(multiply_by_quantized_multiplier(total, m_out, s_out), call)]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from driver_under_test.errors import DriverError, invalid
+from driver_under_test.faults import FaultSet, define
 from driver_under_test.validation.control_flow import CONTROL_FLOW_CHECKS
 from driver_under_test.validation.limits import Limits, check_limit, exhausted
 from driver_under_test.validation.operands import (
@@ -27,6 +28,13 @@ from harness.hal.memory import Memory
 _LT = OperandLifeTime
 _WRITTEN = frozenset({_LT.TEMPORARY_VARIABLE, _LT.SUBGRAPH_OUTPUT})
 _OPERATION_TYPES = frozenset(SIGNATURES) | {OperationType.OEM_OPERATION}
+
+CONSUMER_COUNT_UNCHECKED = define(
+    "consumer_count_unchecked",
+    "validation",
+    "Never compares an operand's numberOfConsumers with the number of operation inputs that read it: a model "
+    "with a wrong count is accepted (and runs normally) instead of INVALID_ARGUMENT (breaks V8).",
+).name
 
 
 def _name(k: int) -> str:
@@ -68,7 +76,7 @@ def _extension_prefixes(model: Model) -> frozenset[int]:
     return frozenset(prefixes)
 
 
-def _context(model: Model, prefixes: frozenset[int], limits: Limits) -> ModelContext:
+def _context(model: Model, prefixes: frozenset[int], limits: Limits, faults: FaultSet) -> ModelContext:
     if not isinstance(model.operand_values, bytes | bytearray | memoryview):
         raise invalid("model.operand_values must be bytes", "model.malformed")
     pools = as_list(model.pools, "model.pools")
@@ -77,7 +85,7 @@ def _context(model: Model, prefixes: frozenset[int], limits: Limits) -> ModelCon
         if not isinstance(pool, Memory):
             raise invalid(f"model pool {k} is not a shared memory", "V23.constant_pool")
         sizes.append(pool.size)
-    return ModelContext(len(model.operand_values), sizes, len(model.referenced), prefixes, limits)
+    return ModelContext(len(model.operand_values), sizes, len(model.referenced), prefixes, limits, faults)
 
 
 def _check_operands(subgraphs: Sequence[Subgraph], ctx: ModelContext) -> None:
@@ -184,7 +192,7 @@ def _check_operations(model: Model, subgraphs: Sequence[Subgraph], prefixes: fro
                 CONTROL_FLOW_CHECKS[t](model, sg, op, what)
 
 
-def _check_dataflow(sg: Subgraph, what: str) -> None:
+def _check_dataflow(sg: Subgraph, what: str, faults: FaultSet) -> None:
     """V6/V9 writers, V1 execution order, V14 unwritten operands, V8 consumer counts."""
     operands = sg.operands
     writer = [-1] * len(operands)
@@ -214,6 +222,8 @@ def _check_dataflow(sg: Subgraph, what: str) -> None:
     for i, operand in enumerate(operands):
         if operand.lifetime in _WRITTEN and writer[i] == -1:
             raise invalid(f"{what} operand {i} ({_LT(operand.lifetime).name}) is never written", "V14.never_written")
+    if faults.active(CONSUMER_COUNT_UNCHECKED):
+        return
     consumers = [0] * len(operands)
     for op in sg.operations:
         for i in op.inputs:
@@ -227,22 +237,25 @@ def _check_dataflow(sg: Subgraph, what: str) -> None:
             )
 
 
-def _validate(model: Model, limits: Limits) -> None:
+def _validate(model: Model, limits: Limits, faults: FaultSet) -> None:
     subgraphs = _subgraphs(model, limits)
     prefixes = _extension_prefixes(model)
-    _check_operands(subgraphs, _context(model, prefixes, limits))
+    _check_operands(subgraphs, _context(model, prefixes, limits, faults))
     for k, sg in enumerate(subgraphs):
         _check_io_lists(sg, _name(k))
     _check_references(subgraphs)
     _check_operations(model, subgraphs, prefixes)
     for k, sg in enumerate(subgraphs):
-        _check_dataflow(sg, _name(k))
+        _check_dataflow(sg, _name(k), faults)
 
 
-def validate_model(model: Model, limits: Limits) -> None:
-    """Raise DriverError (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED_PERSISTENT past a limit) for the first problem."""
+def validate_model(model: Model, limits: Limits, faults: FaultSet | None = None) -> None:
+    """Raise DriverError (INVALID_ARGUMENT, or RESOURCE_EXHAUSTED_PERSISTENT past a limit) for the first problem.
+
+    `faults` are the device's planted faults (none by default).
+    """
     try:
-        _validate(model, limits)
+        _validate(model, limits, faults if faults is not None else FaultSet())
     except DriverError:
         raise
     except (AttributeError, TypeError, ValueError, IndexError, KeyError, OverflowError, RecursionError) as e:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 import operator
+import os
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from driver_under_test.errors import invalid
+from driver_under_test.faults import FaultSet, define
 from driver_under_test.validation.limits import Limits, bounded_element_count, exhausted
 from harness.hal import (
     DataLocation,
@@ -28,6 +30,39 @@ _OEM_TYPES = frozenset({OperandType.OEM, OperandType.TENSOR_OEM_BYTE})
 _CONSTANT = frozenset({_LT.CONSTANT_COPY, _LT.CONSTANT_REFERENCE})
 # Lifetimes whose location must be all zeros.
 _NO_LOCATION = frozenset({_LT.TEMPORARY_VARIABLE, _LT.SUBGRAPH_INPUT, _LT.SUBGRAPH_OUTPUT, _LT.NO_VALUE})
+_QUANT8_ASYMM = frozenset({OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED})
+
+ABORT_ON_UNKNOWN_OPERAND_TYPE = define(
+    "abort_on_unknown_operand_type",
+    "robustness",
+    "Looks an operand's element size up in a fixed per-type table before checking that the type exists: a type "
+    "the HAL does not define (e.g. -1, 16, 9999, 10002; extension-shaped types excepted) reads past the table "
+    "and the process dies with SIGABRT instead of answering INVALID_ARGUMENT (breaks V2, D25). Reached by "
+    "getSupportedOperations and prepareModel.",
+).name
+SCALAR_DIMS_UNCHECKED = define(
+    "scalar_dims_unchecked",
+    "validation",
+    "Never checks that scalar operands (FLOAT32, INT32, UINT32, BOOL, FLOAT16, SUBGRAPH, OEM) have no "
+    "dimensions: a scalar with dimensions is accepted instead of INVALID_ARGUMENT (breaks V3). A scalar with "
+    "dimensions [1] then runs normally; other dimensions of a constant scalar fail preparation later with "
+    "GENERAL_FAILURE.",
+).name
+ZERO_POINT_RANGE_UNCHECKED = define(
+    "zero_point_range_unchecked",
+    "validation",
+    "Stores the zero point of TENSOR_QUANT8_ASYMM and TENSOR_QUANT8_ASYMM_SIGNED operands without checking it "
+    "against the type's range ([0, 255] and [-128, 127]): such a model is accepted instead of INVALID_ARGUMENT "
+    "(breaks V5) and runs with the out-of-range zero point.",
+).name
+CONSTANT_LIFETIME_CHECK_SKIPPED = define(
+    "constant_lifetime_check_skipped",
+    "validation",
+    "Checks constant locations against their storage only for CONSTANT_REFERENCE: a CONSTANT_COPY whose "
+    "offset + length runs past the end of operandValues is accepted instead of INVALID_ARGUMENT (breaks V23); "
+    "getSupportedOperations answers NONE and prepareModel launches with NONE, then fails with GENERAL_FAILURE "
+    "when the constant is read.",
+).name
 
 
 def as_int(value: object, what: str, rule: str = "model.malformed") -> int:
@@ -74,13 +109,17 @@ class ModelContext:
     subgraph_count: int  # len(model.referenced)
     extension_prefixes: Container[int]
     limits: Limits
+    faults: FaultSet = field(default_factory=FaultSet)
 
 
-def check_type(operand_type: object, what: str, prefixes: Container[int]) -> int:
+def check_type(operand_type: object, what: str, prefixes: Container[int], faults: FaultSet | None = None) -> int:
     """The operand type as an int; V2 for values the HAL does not define or undeclared extensions."""
     t = as_int(operand_type, f"{what} type")
     if t in _HAL_TYPES:
         return t
+    if faults is not None and faults.active(ABORT_ON_UNKNOWN_OPERAND_TYPE) and not is_extension_type(t):
+        # The planted bug: the element-size table is indexed with an unchecked type.
+        os.abort()
     if is_extension_type(t) and t <= UINT32_MAX and (t >> 16) in prefixes:
         return t
     if is_extension_type(t) and t <= UINT32_MAX:
@@ -88,13 +127,16 @@ def check_type(operand_type: object, what: str, prefixes: Container[int]) -> int
     raise invalid(f"{what} has type {t}, which is not an operand type", "V2.operand_type")
 
 
-def check_dimensions(t: int, dimensions: object, what: str, limits: Limits) -> list[int]:
+def check_dimensions(
+    t: int, dimensions: object, what: str, limits: Limits, faults: FaultSet | None = None
+) -> list[int]:
     """The dimensions as ints; limits first, then V3 for scalars with dimensions."""
     dims = as_list(dimensions, f"{what} dimensions")
     if len(dims) > limits.max_rank:
         raise exhausted("max_rank", f"{what} has rank {len(dims)}, above this driver's limit of {limits.max_rank}")
     out = [as_int(d, f"{what} dimension {k}") for k, d in enumerate(dims)]
-    if out and (is_scalar_type(t) or t in (OperandType.SUBGRAPH, OperandType.OEM)):
+    scalar_rank_checked = faults is None or not faults.active(SCALAR_DIMS_UNCHECKED)
+    if out and scalar_rank_checked and (is_scalar_type(t) or t in (OperandType.SUBGRAPH, OperandType.OEM)):
         raise invalid(f"{what} is a {type_name(t)} scalar but has dimensions {out}", "V3.scalar_rank")
     check_dimension_values(out, what, limits)
     return out
@@ -112,7 +154,7 @@ def check_dimension_values(dims: Sequence[int], what: str, limits: Limits, rule:
             raise invalid(f"{what} dimension {k} is {d}, above {UINT32_MAX}", rule)
 
 
-def check_quantization(t: int, scale: object, zero_point: object, what: str) -> None:
+def check_quantization(t: int, scale: object, zero_point: object, what: str, faults: FaultSet | None = None) -> None:
     """V4 scale and V5 zero point for the type (OEM and extension types are the vendor's business)."""
     if t in _OEM_TYPES or is_extension_type(t):
         return
@@ -132,6 +174,8 @@ def check_quantization(t: int, scale: object, zero_point: object, what: str) -> 
     elif s != 0:
         raise invalid(f"{what} is {type_name(t)} with scale {s}; it must be 0", "V4.scale")
     zp = as_int(zero_point, f"{what} zero point")
+    if t in _QUANT8_ASYMM and faults is not None and faults.active(ZERO_POINT_RANGE_UNCHECKED):
+        return
     lo, hi = ZERO_POINT_RANGES.get(t, (0, 0))
     if not lo <= zp <= hi:
         raise invalid(f"{what} is {type_name(t)} with zero point {zp}; it must be in {lo}..{hi}", "V5.zero_point")
@@ -179,7 +223,7 @@ def _check_constant_location(
         if pool_index != 0:
             raise invalid(f"{what} is CONSTANT_COPY with pool index {pool_index}; it must be 0",
                           "V23.constant_location")  # fmt: skip
-        if offset + length > ctx.operand_values_size:
+        if offset + length > ctx.operand_values_size and not ctx.faults.active(CONSTANT_LIFETIME_CHECK_SKIPPED):
             raise invalid(
                 f"{what} reads operandValues[{offset}:{offset + length}] but operandValues has "
                 f"{ctx.operand_values_size} bytes",
@@ -254,9 +298,9 @@ def check_operand(operand: object, what: str, ctx: ModelContext) -> int:
         quant = (operand.scale, operand.zero_point, operand.extra_params)  # type: ignore[attr-defined]
     except AttributeError:
         raise invalid(f"{what} is not an Operand", "model.malformed") from None
-    t = check_type(fields[0], what, ctx.extension_prefixes)
-    dims = check_dimensions(t, fields[1], what, ctx.limits)
-    check_quantization(t, quant[0], quant[1], what)
+    t = check_type(fields[0], what, ctx.extension_prefixes, ctx.faults)
+    dims = check_dimensions(t, fields[1], what, ctx.limits, ctx.faults)
+    check_quantization(t, quant[0], quant[1], what, ctx.faults)
     check_extra_params(t, dims, quant[2], what)
     lifetime = check_lifetime(t, fields[2], what)
     return check_location(t, dims, lifetime, fields[3], what, ctx)

@@ -6,8 +6,16 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
 from driver_under_test.errors import DriverError, invalid
-from driver_under_test.validation.limits import Limits, bounded_element_count, check_limit, exhausted
-from driver_under_test.validation.operands import as_int, as_list, as_uint32, check_dimension_values, type_name
+from driver_under_test.faults import FaultSet, define
+from driver_under_test.validation.limits import Limits, check_limit, exhausted
+from driver_under_test.validation.operands import (
+    UINT32_MAX,
+    as_int,
+    as_list,
+    as_uint32,
+    check_dimension_values,
+    type_name,
+)
 from harness.hal import (
     DataLocation,
     DriverBufferToken,
@@ -28,6 +36,15 @@ from harness.hal.memory import Memory
 _SCALAR_LIKE = frozenset({OperandType.SUBGRAPH, OperandType.OEM})
 _OEM_TYPES = frozenset({OperandType.OEM, OperandType.TENSOR_OEM_BYTE})
 _MALFORMED = "request.malformed"
+
+POOL_BOUNDS_OFF_BY_ONE = define(
+    "pool_bounds_off_by_one",
+    "validation",
+    "Bounds-checks a request argument by comparing the index of its last byte (offset + length - 1) with the "
+    "pool size instead of size - 1: a location ending exactly one byte past its shared memory (offset + length "
+    "== size + 1) is accepted instead of INVALID_ARGUMENT (breaks V31, D14); the execution then fails with "
+    "GENERAL_FAILURE when it touches the missing byte.",
+).name
 
 
 @dataclass(frozen=True)
@@ -61,12 +78,18 @@ def _check_pools(pools: Sequence[object], known_tokens: Container[int]) -> None:
             raise invalid(f"request pool {k} is neither a shared memory nor a driver buffer token", "V35.pool_kind")
 
 
-def _merge(operand: Operand, arg_dims: Sequence[object], what: str, limits: Limits) -> list[int]:
-    """The model's and the request's dimensions combined; V32 when they conflict."""
+def _merge(operand: Operand, arg_dims: Sequence[object], what: str, limits: Limits, *, is_input: bool) -> list[int]:
+    """The model's and the request's dimensions combined; V32 when they conflict, V33 for an input's unknown ones.
+
+    Conflicts are judged before size limits: a dimension that contradicts the model is the client's error
+    whatever its size.
+    """
     if len(arg_dims) > limits.max_rank:
         raise exhausted("max_rank", f"{what} has rank {len(arg_dims)}, above this driver's limit of {limits.max_rank}")
     dims = [as_int(d, f"{what} dimension {k}", _MALFORMED) for k, d in enumerate(arg_dims)]
-    check_dimension_values(dims, what, limits, "V32.dimensions_conflict")
+    for k, d in enumerate(dims):
+        if not 0 <= d <= UINT32_MAX:
+            raise invalid(f"{what} dimension {k} is {d}, outside the uint32 range", "V32.dimensions_conflict")
     model_dims = list(operand.dimensions)
     if dims and _is_scalar(operand.type):
         raise invalid(f"{what} gives dimensions {dims} for a {type_name(operand.type)} scalar",
@@ -74,7 +97,10 @@ def _merge(operand: Operand, arg_dims: Sequence[object], what: str, limits: Limi
     merged = merge_dimensions(model_dims, dims)
     if merged is None:
         raise invalid(f"{what} dimensions {dims} conflict with the model's {model_dims}", "V32.dimensions_conflict")
-    bounded_element_count(merged, limits, what)
+    # Request dimensions, when given, must all be specified for an input (outputs may leave some to the driver).
+    if is_input and dims and 0 in dims:
+        raise invalid(f"{what} gives unspecified dimensions {dims}", "V33.input_dimensions_unspecified")
+    check_dimension_values(merged, what, limits, "V32.dimensions_conflict")
     return merged
 
 
@@ -89,7 +115,7 @@ def _byte_size(operand: Operand, dims: Sequence[int]) -> int:
 
 def _check_argument(
     arg: RequestArgument, operand: Operand, pools: Sequence[object], what: str, is_input: bool, fenced: bool,
-    limits: Limits,
+    limits: Limits, faults: FaultSet,
 ) -> list[int]:  # fmt: skip
     """Checks of one argument; returns its merged dimensions."""
     if not isinstance(arg, RequestArgument):
@@ -112,13 +138,16 @@ def _check_argument(
         if offset or length:
             raise invalid(f"{what} names a driver buffer with offset {offset} and length {length}; both must be 0",
                           "V31.driver_buffer_location")  # fmt: skip
-    elif offset + length > pool.size:
+    elif offset + length > pool.size + (1 if faults.active(POOL_BOUNDS_OFF_BY_ONE) else 0):
         raise invalid(
             f"{what} addresses [{offset}:{offset + length}] of pool {pool_index}, which has {pool.size} bytes",
             "V31.location_out_of_pool",
         )
-    merged = _merge(operand, arg_dims, what, limits)
-    fully_specified = _is_scalar(operand.type) or (bool(merged) and 0 not in merged)
+    merged = _merge(operand, arg_dims, what, limits, is_input=is_input)
+    # A driver buffer supplies dimensions of its own; the memory domain checks its arguments against them.
+    fully_specified = (
+        _is_scalar(operand.type) or (bool(merged) and 0 not in merged) or isinstance(pool, DriverBufferToken)
+    )
     if is_input:
         if not fully_specified:
             raise invalid(f"{what} leaves dimensions unspecified: {merged}", "V33.input_dimensions_unspecified")
@@ -192,7 +221,7 @@ def _check_overlaps(model: Model, request: Request, pools: Sequence[object]) -> 
 
 
 def _validate_request(
-    model: Model, request: Request, fenced: bool, limits: Limits, known_tokens: Container[int]
+    model: Model, request: Request, fenced: bool, limits: Limits, known_tokens: Container[int], faults: FaultSet
 ) -> list[list[int]]:
     if not isinstance(request, Request):
         raise invalid("not a Request", "request.malformed")
@@ -208,25 +237,33 @@ def _validate_request(
             raise invalid(f"the request has {len(args)} {side}; the model has {len(indexes)}", "V30.argument_count")
     _check_pools(pools, known_tokens)
     input_dims = [
-        _check_argument(arg, main.operands[i], pools, f"input {k}", True, fenced, limits)
+        _check_argument(arg, main.operands[i], pools, f"input {k}", True, fenced, limits, faults)
         for k, (arg, i) in enumerate(zip(inputs, main.input_indexes))
     ]
     for k, (arg, i) in enumerate(zip(outputs, main.output_indexes)):
-        _check_argument(arg, main.operands[i], pools, f"output {k}", False, fenced, limits)
+        _check_argument(arg, main.operands[i], pools, f"output {k}", False, fenced, limits, faults)
     _check_overlaps(model, request, pools)
     return input_dims
 
 
 def validate_request(
-    model: Model, request: Request, *, fenced: bool = False, limits: Limits, known_tokens: Container[int] = ()
+    model: Model,
+    request: Request,
+    *,
+    fenced: bool = False,
+    limits: Limits,
+    known_tokens: Container[int] = (),
+    faults: FaultSet | None = None,
 ) -> list[list[int]]:
     """Raise DriverError for an invalid request; return each input's dimensions (model and request merged).
 
     `model` must already be valid. `fenced` adds V37 (outputs fully specified). `known_tokens` are the
-    driver-buffer tokens this device handed out.
+    driver-buffer tokens this device handed out; `faults` the device's planted faults (none by default).
     """
     try:
-        return _validate_request(model, request, fenced, limits, known_tokens)
+        return _validate_request(
+            model, request, fenced, limits, known_tokens, faults if faults is not None else FaultSet()
+        )
     except DriverError:
         raise
     except (AttributeError, TypeError, ValueError, IndexError, KeyError, OverflowError) as e:

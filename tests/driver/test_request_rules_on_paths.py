@@ -114,3 +114,20 @@ def test_v37_fenced_execution_refuses_zero_sized_outputs(device) -> None:
     with build_request(model, [A, A], [16]) as rb:
         rb.request.outputs[0].dimensions = [0, 2]
         assert_failed_cleanly(run_fenced(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
+
+
+@pytest.mark.parametrize("dims", [[0, 2], [2, 0]])
+def test_v33_request_dimensions_given_for_an_input_must_all_be_specified(device, path, dims) -> None:
+    _, run = path
+    pm = prepared(device, add_model())
+    with _request(add_model()) as rb:
+        rb.request.inputs[0].dimensions = dims
+        assert_failed_cleanly(run(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
+
+
+def test_v32_a_huge_conflicting_dimension_is_a_conflict_not_a_resource_problem(device, path) -> None:
+    _, run = path
+    pm = prepared(device, add_model())
+    with _request(add_model()) as rb:
+        rb.request.inputs[0].dimensions = [2**32 - 1, 2]
+        assert_failed_cleanly(run(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)

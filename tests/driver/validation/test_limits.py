@@ -109,7 +109,8 @@ def test_request_dimensions_past_the_limits_are_refused() -> None:
     with create_ashmem(64) as memory:
         out = RequestArgument(location=DataLocation(0, 32, 16))
         b = RequestArgument(location=DataLocation(0, 16, 16))
-        for dims, limit in (([2**40, 2**40], "max_elements_per_operand"), ([1] * 7, "max_rank")):
+        # Each dimension fits the HAL's uint32; their product is what exceeds the limit.
+        for dims, limit in (([2**20, 2**20, 2**20], "max_elements_per_operand"), ([1] * 7, "max_rank")):
             a = RequestArgument(location=DataLocation(0, 0, 16), dimensions=dims)
             request = Request(inputs=[a, b], outputs=[out], pools=[memory])
             rejects(lambda r=request: validate_request(model, r, limits=LIMITS), f"limits.{limit}", EXHAUSTED)

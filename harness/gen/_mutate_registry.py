@@ -1,0 +1,118 @@
+"""The mutation registry: one Mutation per form of each V rule, registered by a decorator; duplicates are errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from harness.gen.source import GenerationRejected, Source
+
+Kind = Literal["model", "request", "fenced_request", "preparation"]
+KINDS: tuple[str, ...] = ("model", "request", "fenced_request", "preparation")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One way of breaking one V rule, and where the reference validator is expected to report it.
+
+    `apply` takes (model, source) for "model", (model, request, source) for "request" and "fenced_request",
+    (source) for "preparation"; it returns a new subject and never modifies its arguments.
+
+    `shown_as` are the V numbers of the validator violations that report the breakage itself (default: `v`;
+    V15/V16 have no rule of their own and surface as the count or dataflow rules they break). `also` are V
+    numbers (None: a rule without one) that may be reported next to it because breaking this rule necessarily
+    breaks them too.
+    """
+
+    name: str
+    v: str
+    kind: Kind
+    description: str
+    apply: Callable[..., Any]
+    shown_as: frozenset[str] = field(default_factory=frozenset)
+    also: frozenset[str | None] = field(default_factory=frozenset)
+
+    @property
+    def reported_as(self) -> frozenset[str]:
+        """V numbers of which at least one validator violation must carry."""
+        return self.shown_as or frozenset({self.v})
+
+    @property
+    def allowed(self) -> frozenset[str | None]:
+        """Every V number a validator violation of the mutated subject may carry."""
+        return self.reported_as | self.also
+
+
+MUTATIONS: dict[str, Mutation] = {}
+
+
+def register(m: Mutation) -> Mutation:
+    """Add a mutation to the registry; a second mutation of the same name is an error."""
+    if m.kind not in KINDS:
+        raise ValueError(f"mutation {m.name}: unknown kind {m.kind!r}")
+    if m.name in MUTATIONS:
+        raise RuntimeError(f"mutation {m.name} registered twice")
+    MUTATIONS[m.name] = m
+    return m
+
+
+def mutation(
+    name: str,
+    v: str,
+    kind: Kind,
+    description: str,
+    *,
+    shown_as: frozenset[str] | set[str] = frozenset(),
+    also: frozenset[str | None] | set[str | None] = frozenset(),
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator registering `fn` as the apply function of a new mutation."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        register(Mutation(name, v, kind, description, fn, frozenset(shown_as), frozenset(also)))
+        return fn
+
+    return wrap
+
+
+def mutations_for(kind: Kind | str) -> list[Mutation]:
+    """Every registered mutation of one kind, in registration order."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown mutation kind {kind!r}; expected one of {KINDS}")
+    return [m for m in MUTATIONS.values() if m.kind == kind]
+
+
+def apply_mutation(m: Mutation, subject: Any, source: Source) -> Any:
+    """Run one mutation on a subject: a Model, a (Model, Request) pair, or anything (ignored) for preparation."""
+    if m.kind == "model":
+        return m.apply(subject, source)
+    if m.kind == "preparation":
+        return m.apply(source)
+    model, request = subject
+    return m.apply(model, request, source)
+
+
+def apply_random(kind: Kind | str, subject: Any, source: Source) -> tuple[Mutation, Any]:
+    """A mutation of this kind chosen by the source, applied; other ones are tried while the chosen one rejects.
+
+    The rule is drawn first and its form second, so that rules with many forms are not drawn more often.
+    GenerationRejected when no mutation of this kind applies to the subject.
+    """
+    by_rule: dict[str, list[Mutation]] = {}
+    for m in mutations_for(kind):
+        by_rule.setdefault(m.v, []).append(m)
+    while by_rule:
+        rule = source.choice(sorted(by_rule, key=_rule_order))
+        forms = by_rule[rule]
+        m = forms.pop(source.integer(0, len(forms) - 1))
+        if not forms:
+            del by_rule[rule]
+        try:
+            return m, apply_mutation(m, subject, source)
+        except GenerationRejected:
+            continue
+    raise GenerationRejected(f"no {kind} mutation applies to this subject")
+
+
+def _rule_order(v: str) -> int:
+    return int(v.lstrip("V"))
