@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+# Every module that defines faults is imported here, so the catalogue is complete whatever is used first.
+from driver_under_test import burst, cache, memory_domain  # noqa: F401
 from driver_under_test.device import DriverDevice
 from driver_under_test.faults import CATALOGUE, resolve
 from driver_under_test.options import build_options

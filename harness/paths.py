@@ -84,8 +84,36 @@ def run_fenced(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outc
     return Outcome("fenced", ErrorStatus(info_status), [], fenced, launch_status=status, timing_launched=launched)
 
 
+def run_burst(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
+    """A burst execution over fast message queues (configureExecutionBurst, one burst per call).
+
+    What the burst wire cannot carry (a deadline, a loop timeout, a driver-buffer pool, a request that does not
+    serialize) goes through executeSynchronously instead, as the NNAPI runtime falls back.
+    """
+    from harness.burst_client import BurstCannotCarry, BurstClient, BurstUnavailable
+
+    def fall_back() -> Outcome:
+        outcome = run_synchronous(pm, request, args)
+        outcome.path = "burst"
+        return outcome
+
+    if args.deadline is not None or args.loop_timeout is not None:
+        return fall_back()
+    try:
+        client = BurstClient(pm, timeout_s=args.timeout_s)
+    except BurstUnavailable as e:
+        return Outcome("burst", e.status, launch_status=e.status)
+    with client:
+        try:
+            status, shapes, timing = client.execute(request, args.measure)
+        except BurstCannotCarry:
+            return fall_back()
+    return Outcome("burst", ErrorStatus(status), list(shapes), timing, notes=list(client.last_notes))
+
+
 PATHS: dict[str, Callable[[PreparedModel, Request, ExecutionArgs], Outcome]] = {
     "sync": run_synchronous,
     "async": run_asynchronous,
     "fenced": run_fenced,
+    "burst": run_burst,
 }

@@ -7,7 +7,6 @@ failure of the case.
 
 from __future__ import annotations
 
-import importlib
 import threading
 import traceback
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ import numpy as np
 
 from harness.case import ConformanceCase
 from harness.conformance.backend import Execution, Session, Stop
+from harness.drivers import create_device
 from harness.hal import (
     Capabilities,
     DataLocation,
@@ -103,12 +103,8 @@ def _result(what: str, value: object, arity: int) -> tuple[Any, ...]:
 
 
 def load_device(spec: str) -> Device:
-    """Create a device from a "module:factory" spec (ValueError for a malformed spec)."""
-    module_name, _, factory_name = spec.partition(":")
-    if not module_name or not factory_name:
-        raise ValueError(f"driver spec {spec!r} is not of the form module:factory")
-    factory = getattr(importlib.import_module(module_name), factory_name)
-    return factory()
+    """Create a device from a "module:factory" spec (a DriverSpecError, a ValueError, when it cannot be loaded)."""
+    return create_device(spec)
 
 
 def _layout(sizes: Sequence[int]) -> tuple[list[int], int]:
