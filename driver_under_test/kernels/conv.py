@@ -71,10 +71,15 @@ def _finish(acc: np.ndarray, call: OpCall, channels: int, activation: int, with_
 
 
 def _operands(call: OpCall, x: np.ndarray, filt: Tensor) -> tuple[np.ndarray, np.ndarray, int]:
-    """Input and filter in compute form: float32, or int32 with zero points removed; plus the input pad value."""
+    """Input and filter in compute form: float32, or integers with zero points removed; plus the input pad value.
+
+    Quantized values are held in float64 so the integer GEMM runs through BLAS: every product is below 2^16 in
+    magnitude and an operand holds at most 2^26 elements (the driver's limit), so each sum stays below 2^53 and
+    the float64 arithmetic is exact.
+    """
     inp = call.inputs[0]
     if _is_quantized(inp):
-        return (x, filt.data.astype(np.int32) - filter_zero_point(filt), int(inp.zero_point))
+        return (x, filt.data.astype(np.float64) - filter_zero_point(filt), int(inp.zero_point))
     return x.astype(np.float32, copy=False), to_float32(filt), 0
 
 
@@ -82,7 +87,7 @@ def _centered(cols: np.ndarray, call: OpCall) -> np.ndarray:
     """A contiguous copy of patches; quantized ones minus the input zero point (padding then adds zero)."""
     inp = call.inputs[0]
     if _is_quantized(inp):
-        return cols.astype(np.int32) - np.int32(inp.zero_point)
+        return cols.astype(np.float64) - float(inp.zero_point)
     return np.ascontiguousarray(cols)
 
 
