@@ -32,7 +32,14 @@ from harness.ops._nn_util import (
     tensor,
     to_nhwc,
 )
-from harness.ops.common import ExecutionError, fixed_output_quant, from_real, same_quant_as_input, to_real
+from harness.ops.common import (
+    ExecutionError,
+    fixed_output_quant,
+    from_real,
+    round_half_away,
+    same_quant_as_input,
+    to_real,
+)
 from harness.ops.registry import KernelContext, ShapeContext, Signature
 
 V12, V13 = "V1_2", "V1_3"
@@ -394,8 +401,9 @@ def roi_pooling_kernel(ctx: KernelContext) -> list[np.ndarray]:
         if not 0 <= b < feat.shape[0]:
             raise ExecutionError(f"batch index {b} out of range")
         x1, y1, x2, y2 = rois[r]
-        x_start, y_start = int(np.round(x1 / w_ratio)), int(np.round(y1 / h_ratio))
-        x_end, y_end = int(np.round(x2 / w_ratio)), int(np.round(y2 / h_ratio))
+        # C rounding (ties away from zero), as the HAL's reference does; np.round would round ties to even.
+        x_start, y_start = _round_away(x1 / w_ratio), _round_away(y1 / h_ratio)
+        x_end, y_end = _round_away(x2 / w_ratio), _round_away(y2 / h_ratio)
         roi_w, roi_h = max(x_end - x_start + 1, 1), max(y_end - y_start + 1, 1)
         bin_w, bin_h = roi_w / out_w, roi_h / out_h
         for i in range(out_h):
@@ -734,3 +742,8 @@ define_single_form(
         "note": "anchors [ctr_y, ctr_x, h, w] with positive sizes; deltas' last dimension >= 4",
     },
 )
+
+
+def _round_away(v: float) -> int:
+    """Nearest integer, ties away from zero."""
+    return int(round_half_away(np.float64(v)))

@@ -85,3 +85,14 @@ def test_detection_postprocessing_zero_deltas_return_the_anchor_boxes():
     np.testing.assert_allclose(out_scores, [[0.9, 0.1, 0.0]], rtol=1e-6)
     np.testing.assert_allclose(boxes[0, :2], [[0, 0, 2, 4], [9, 9, 11, 11]])
     assert classes.tolist() == [[0, 0, 0]] and count.tolist() == [2]
+
+
+def test_roi_pooling_rounds_box_corners_half_away_from_zero():
+    # Feature value = x coordinate. Box x from 0.5 to 2.5 at ratio 1: C rounding gives columns 1..3 (to-even would
+    # give 0..2), so the three bins hold the maxima 1, 2 and 3.
+    feat = np.broadcast_to(np.arange(6, dtype=np.float32)[None, None, :, None], (1, 6, 6, 2)).copy()
+    rois = np.array([[0.5, 0.0, 2.5, 2.0]], dtype=np.float32)
+    inputs = roi_inputs(Op.ROI_POOLING, 0.0, rois)
+    inputs[0] = given_tensor(F32, feat)
+    (y,) = run_op(Op.ROI_POOLING, inputs, [output(F32)])
+    np.testing.assert_array_equal(y[0, 0, :, 0], [1.0, 2.0, 3.0])
