@@ -214,7 +214,8 @@ def _squeeze_kernel(ctx: KernelContext) -> list[np.ndarray]:
 define(
     OperationType.SQUEEZE,
     FAMILY,
-    _signatures(_FROM_1_1, [tensor("axes", I32, RANK_1, optional=True)], RANK_UP_TO_4, _squeeze_check, min_inputs=1),
+    # "Optional" here means the axes may be NO_VALUE; the input itself must be present (two inputs).
+    _signatures(_FROM_1_1, [tensor("axes", I32, RANK_1, optional=True)], RANK_UP_TO_4, _squeeze_check, min_inputs=2),
     shape=_squeeze_shape,
     kernel=_squeeze_kernel,
     hints={"input_range": (-10.0, 10.0), "params": {1: "squeeze_axes"}},
@@ -297,7 +298,8 @@ def _transpose_kernel(ctx: KernelContext) -> list[np.ndarray]:
 define(
     OperationType.TRANSPOSE,
     FAMILY,
-    _signatures(_FROM_1_1, [tensor("perm", I32, RANK_1, optional=True)], RANK_UP_TO_4, _transpose_check, min_inputs=1),
+    # "Optional" here means the permutation may be NO_VALUE; the input itself must be present (two inputs).
+    _signatures(_FROM_1_1, [tensor("perm", I32, RANK_1, optional=True)], RANK_UP_TO_4, _transpose_check, min_inputs=2),
     shape=_transpose_shape,
     kernel=_transpose_kernel,
     hints={"input_range": (-10.0, 10.0), "params": {1: "permutation"}},

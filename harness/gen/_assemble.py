@@ -1,0 +1,198 @@
+"""Turning generated subgraphs into the case-format model JSON and the equivalent hal.Model.
+
+Both are built side by side from the same operands so no JSON round trip is paid per model; the layout follows
+harness.case.json_model exactly (CONSTANT_COPY values packed in operand order, main then referenced subgraphs, at
+4-byte aligned offsets; CONSTANT_REFERENCE values at explicit locations in the "pools"), so
+`model_from_json(model_json)` builds the same model (a test checks it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from harness.case.pools import pool_from_json
+from harness.gen._draw import permutation
+from harness.gen._graph import Gen, GenOperand, Graph
+from harness.hal import (
+    DataLocation,
+    Model,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Subgraph,
+    SymmPerChannelQuantParams,
+)
+from harness.hal.memory import Memory, MemoryKind
+
+L = OperandLifeTime
+T = OperandType
+_ALIGN = 4
+_TYPE_NAMES = {int(t): t.name for t in OperandType}
+_LIFETIME_NAMES = {int(t): t.name for t in OperandLifeTime}
+_OP_NAMES = {int(t): t.name for t in OperationType}
+
+
+def _aligned(n: int, align: int = _ALIGN) -> int:
+    return -(-n // align) * align
+
+
+def choose_main_outputs(gen: Gen, main: Graph) -> None:
+    """Every unconsumed result is a model output; a consumed one sometimes too."""
+    outputs = []
+    for g in main.operands:
+        if not g.produced:
+            continue
+        if g.consumers == 0 or gen.chance(gen.cfg.extra_output_probability):
+            outputs.append(g.index)
+            if g.consumers:
+                gen.features.add("fan_out")
+    if gen.chance(gen.cfg.permute_io_probability) and len(outputs) > 1:
+        outputs = [outputs[k] for k in permutation(gen.src, len(outputs))]
+        gen.features.add("permuted_io")
+    if gen.chance(gen.cfg.permute_io_probability) and len(main.inputs) > 1:
+        main.inputs = [main.inputs[k] for k in permutation(gen.src, len(main.inputs))]
+        gen.features.add("permuted_io")
+    main.outputs = outputs
+
+
+def _mark_lifetimes(graph: Graph) -> None:
+    outputs = set(graph.outputs)
+    for g in graph.operands:
+        if g.produced:
+            g.op.lifetime = L.SUBGRAPH_OUTPUT if g.index in outputs else L.TEMPORARY_VARIABLE
+            g.model_output = g.index in outputs
+        g.op.number_of_consumers = g.consumers
+
+
+class _Layout:
+    """Where constants go: operandValues for copies, pools for references."""
+
+    def __init__(self, gen: Gen, graphs: list[Graph]) -> None:
+        self.values = bytearray()
+        refs = [g for graph in graphs for g in graph.operands if g.lifetime == L.CONSTANT_REFERENCE]
+        self.pools: list[dict] = []
+        self.pool_data: list[list[tuple[int, bytes]]] = []
+        if refs:
+            count = 1 if len(refs) == 1 or not gen.src.boolean() else 2
+            for _ in range(count):
+                kind = gen.src.choice(gen.cfg.model_pool_kinds)
+                desc: dict = {"kind": kind, "size": 0}
+                if kind == MemoryKind.MMAP_FD.value and gen.src.boolean():
+                    desc["offset"] = gen.src.integer(1, 5000)
+                    gen.features.add("mmap_offset")
+                self.pools.append(desc)
+                self.pool_data.append([])
+                gen.features.add(f"pool:{kind}")
+            ends = [0] * count
+            for g in refs:
+                k = gen.src.integer(0, count - 1)
+                raw = g.value.tobytes()  # type: ignore[union-attr]
+                gap = _ALIGN * gen.src.integer(0, 3) if gen.src.integer(0, 3) == 0 else 0
+                offset = _aligned(ends[k]) + gap
+                g.op.location = DataLocation(k, offset, len(raw))
+                g.pool = k
+                self.pool_data[k].append((offset, raw))
+                ends[k] = offset + len(raw)
+            for k, desc in enumerate(self.pools):
+                desc["size"] = max(1, _aligned(ends[k]) + _ALIGN * gen.src.integer(0, 2))
+
+    def copy(self, g: GenOperand) -> None:
+        """Append a CONSTANT_COPY value to operandValues and point the operand at it."""
+        raw = g.value.tobytes()  # type: ignore[union-attr]
+        offset = _aligned(len(self.values))
+        self.values.extend(bytes(offset - len(self.values)))
+        self.values.extend(raw)
+        g.op.location = DataLocation(0, offset, len(raw))
+
+    def memories(self) -> list[Memory]:
+        """New shared memory pools holding the CONSTANT_REFERENCE values (all closed again on error)."""
+        out: list[Memory] = []
+        try:
+            for desc, chunks in zip(self.pools, self.pool_data):
+                memory = pool_from_json(desc)
+                out.append(memory)
+                for offset, raw in chunks:
+                    memory.write(offset, raw)
+        except BaseException:
+            for memory in out:
+                memory.close()
+            raise
+        return out
+
+
+def _value_json(value: np.ndarray) -> list:
+    return value.ravel().tolist()
+
+
+def _operand_json(g: GenOperand) -> dict:
+    op = g.op
+    d: dict = {
+        "type": _TYPE_NAMES[int(op.type)],
+        "dimensions": [int(x) for x in op.dimensions],
+        "scale": float(op.scale),
+        "zeroPoint": int(op.zero_point),
+        "lifetime": _LIFETIME_NAMES[int(op.lifetime)],
+    }
+    if isinstance(op.extra_params, SymmPerChannelQuantParams):
+        d["channelQuant"] = {"channelDim": op.extra_params.channel_dim, "scales": list(op.extra_params.scales)}
+    lifetime = int(op.lifetime)
+    if lifetime == L.CONSTANT_REFERENCE:
+        loc = op.location
+        d["location"] = {"poolIndex": loc.pool_index, "offset": loc.offset, "length": loc.length}
+    elif lifetime == L.SUBGRAPH:
+        d["location"] = {"offset": op.location.offset}
+    if lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE):
+        d["value"] = _value_json(g.value)  # type: ignore[arg-type]
+    return d
+
+
+def _subgraph(graph: Graph) -> tuple[dict, Subgraph]:
+    ops = [Operation(OperationType(t), list(i), list(o)) for t, i, o in graph.operations]
+    sub = Subgraph([g.op for g in graph.operands], ops, list(graph.inputs), list(graph.outputs))
+    js = {
+        "operands": [_operand_json(g) for g in graph.operands],
+        "operations": [{"type": _OP_NAMES[t], "inputs": list(i), "outputs": list(o)} for t, i, o in graph.operations],
+        "inputIndexes": list(graph.inputs),
+        "outputIndexes": list(graph.outputs),
+    }
+    return js, sub
+
+
+def assemble(gen: Gen, main: Graph) -> tuple[dict, Callable[[], Model]]:
+    """The model JSON of a finished generation (main outputs must be chosen) and a builder of its hal.Model.
+
+    Every choice is drawn here; the builder only creates objects and the shared memory pools, so a caller that
+    needs the JSON alone pays for no memory.
+    """
+    graphs = [main, *gen.referenced]
+    for graph in graphs:
+        _mark_lifetimes(graph)
+    layout = _Layout(gen, graphs)
+    for graph in graphs:
+        for g in graph.operands:
+            if g.lifetime == L.CONSTANT_COPY:
+                layout.copy(g)
+    main_json, main_sub = _subgraph(main)
+    referenced = [_subgraph(graph) for graph in gen.referenced]
+    model_json = dict(main_json)
+    model_json["relaxComputationFloat32toFloat16"] = bool(gen.relaxed)
+    if referenced:
+        model_json["referenced"] = [js for js, _ in referenced]
+    if layout.pools:
+        model_json["pools"] = [dict(p) for p in layout.pools]
+    values = bytes(layout.values)
+    relaxed = bool(gen.relaxed)
+
+    def build() -> Model:
+        return Model(
+            main=main_sub,
+            referenced=[sub for _, sub in referenced],
+            operand_values=values,
+            pools=layout.memories(),
+            relax_computation_float32_to_float16=relaxed,
+        )
+
+    return model_json, build

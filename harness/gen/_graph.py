@@ -1,0 +1,172 @@
+"""The generator's working state: operands with their actual values, subgraphs under construction, and the
+generation context (source, configuration, relaxed flag, referenced subgraphs).
+
+Every operand carries its actual value: operations are executed with the reference kernels as they are added, so
+later operations can reuse earlier results whose values suit them, and an operation whose kernel fails is
+redrawn instead of ending up in the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.gen._config import ModelConfig
+from harness.gen.source import Source
+from harness.hal import Operand, OperandLifeTime, OperandType, SymmPerChannelQuantParams, is_scalar_type
+
+L = OperandLifeTime
+T = OperandType
+
+CONSTANT_LIFETIMES = frozenset({L.CONSTANT_COPY, L.CONSTANT_REFERENCE})
+_READABLE = CONSTANT_LIFETIMES | {L.SUBGRAPH_INPUT}
+_TYPES = {int(t): t for t in T}
+_LIFETIMES = {int(x): x for x in L}
+
+
+class OpRejected(Exception):
+    """This draw of an operation cannot be made valid (the operation slot is redrawn)."""
+
+
+class GenOperand:
+    """An operand being generated: its HAL description (declared dimensions) and its actual value."""
+
+    __slots__ = (
+        "op",
+        "value",
+        "index",
+        "produced",
+        "consumers",
+        "model_output",
+        "absent",
+        "parameter",
+        "pool",
+        "_extent",
+    )
+
+    def __init__(self, op: Operand, value: np.ndarray | None) -> None:
+        self.op = op
+        self.value = value  # stored-form actual value; None for NO_VALUE and absent inputs
+        self.index = -1  # position in its subgraph, set when committed
+        self.produced = False  # written by an operation
+        self.consumers = 0
+        self.model_output = False
+        self.absent = False  # a subgraph input fed no value at execution (optional positions only)
+        self.parameter = False  # a model input standing for an operation parameter
+        self._extent: tuple[float, float] | None = None
+        self.pool = -1  # CONSTANT_REFERENCE: index of the model pool holding it
+
+    @property
+    def type(self) -> int:
+        """The operand type."""
+        return int(self.op.type)
+
+    @property
+    def lifetime(self) -> int:
+        """The operand lifetime."""
+        return int(self.op.lifetime)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The actual shape (() for scalars and operands without a value)."""
+        return () if self.value is None else tuple(self.value.shape)
+
+    def extent(self) -> tuple[float, float]:
+        """(min, max) of the stored value (cached: values never change once drawn)."""
+        if self._extent is None:
+            v = self.value
+            self._extent = (float(v.min()), float(v.max())) if v is not None and v.size else (0.0, 0.0)
+        return self._extent
+
+    @property
+    def is_tensor(self) -> bool:
+        """True for tensor operand types."""
+        return not is_scalar_type(self.type)
+
+    def quant(self) -> tuple:
+        """What must match for two operands to be interchangeable: type, scale, zero point, channel params."""
+        extra = self.op.extra_params
+        channel = (tuple(extra.scales), extra.channel_dim) if isinstance(extra, SymmPerChannelQuantParams) else None
+        return (self.type, float(self.op.scale), int(self.op.zero_point), channel)
+
+    def __repr__(self) -> str:
+        return f"<GenOperand {T(self.type).name} {self.op.dimensions} {L(self.lifetime).name} #{self.index}>"
+
+
+def new_operand(
+    operand_type: int,
+    dims: list[int],
+    lifetime: int,
+    value: np.ndarray | None,
+    scale: float = 0.0,
+    zero_point: int = 0,
+    channel: SymmPerChannelQuantParams | None = None,
+) -> GenOperand:
+    """A GenOperand not yet committed to a subgraph."""
+    op = Operand(
+        type=_TYPES[int(operand_type)],
+        dimensions=list(dims),
+        scale=scale,
+        zero_point=zero_point,
+        lifetime=_LIFETIMES[int(lifetime)],
+        extra_params=channel,
+    )
+    return GenOperand(op, value)
+
+
+@dataclass
+class Graph:
+    """A subgraph under construction (main or referenced)."""
+
+    main: bool
+    operands: list[GenOperand] = field(default_factory=list)
+    operations: list[tuple[int, list[int], list[int]]] = field(default_factory=list)
+    inputs: list[int] = field(default_factory=list)  # SUBGRAPH_INPUT operands, in inputIndexes order
+    outputs: list[int] = field(default_factory=list)  # fixed outputs (referenced subgraphs); main's are chosen later
+
+    def commit(self, g: GenOperand) -> GenOperand:
+        """Add an operand (once) and return it."""
+        if g.index < 0:
+            g.index = len(self.operands)
+            self.operands.append(g)
+            if g.lifetime == L.SUBGRAPH_INPUT:
+                self.inputs.append(g.index)
+        return g
+
+    def add_operation(self, op_type: int, inputs: list[GenOperand], outputs: list[GenOperand]) -> None:
+        """Append an operation; its operands are committed and its outputs marked produced."""
+        ins = [self.commit(g).index for g in inputs]
+        outs = [self.commit(g).index for g in outputs]
+        for g in inputs:
+            g.consumers += 1
+        for g in outputs:
+            g.produced = True
+        self.operations.append((int(op_type), ins, outs))
+
+    def values(self) -> list[GenOperand]:
+        """Operands whose values later operations may read: inputs with a value, constants, results."""
+        return [
+            g
+            for g in self.operands
+            if g.value is not None
+            and (g.produced or g.lifetime in CONSTANT_LIFETIMES or g.lifetime == L.SUBGRAPH_INPUT)
+        ]
+
+
+@dataclass
+class Gen:
+    """The state of one generate_model call."""
+
+    src: Source
+    cfg: ModelConfig
+    relaxed: bool = False
+    referenced: list[Graph] = field(default_factory=list)
+    features: set[str] = field(default_factory=set)
+    depth: int = 0  # 0 while building main, 1 inside a referenced subgraph
+
+    def chance(self, p: float) -> bool:
+        """A biased coin from the source (as harness.gen._draw.chance)."""
+        if p <= 0.0:
+            return False
+        return p >= 1.0 or self.src.integer(0, 999) >= 1000 - round(p * 1000)

@@ -1,0 +1,595 @@
+"""OpDraw: drawing one operation of a subgraph against a catalogue signature.
+
+A recipe (harness/gen/_recipes*.py) calls `data`, `const`, `param` and `omit` for the positions it cares about;
+`finish` fills the rest from the catalogue's hints, creates the outputs, runs the signature's check and the
+reference kernel on the actual values, and commits the operation. Anything that does not work out raises
+OpRejected, and the caller draws the slot again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.gen import _values as V
+from harness.gen._draw import shape as draw_shape
+from harness.gen._graph import CONSTANT_LIFETIMES, Gen, GenOperand, Graph, OpRejected, new_operand
+from harness.hal import (
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    OperationType,
+    SymmPerChannelQuantParams,
+    is_scalar_type,
+    numpy_dtype,
+)
+from harness.ops import Arg, KernelContext, OpSpec, ShapeContext, Signature
+from harness.ops.common import ExecutionError, UnspecifiedResult
+
+L = OperandLifeTime
+T = OperandType
+
+# Kernel failures that make a draw unusable (the executor turns them into failure statuses).
+KERNEL_FAILURES = (
+    ExecutionError,
+    UnspecifiedResult,
+    ValueError,
+    IndexError,
+    KeyError,
+    ZeroDivisionError,
+    OverflowError,
+    FloatingPointError,
+)
+
+
+class _Omit:
+    """Marker: an optional input without a value."""
+
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+OMIT = _Omit()
+_SCALARS = frozenset({T.INT32, T.UINT32, T.FLOAT32, T.FLOAT16, T.BOOL})
+# Reused float values must stay within this magnitude unless the input's range is strict.
+_LOOSE_BOUND = 100.0
+# Operations whose float inputs must stay inside their hinted range (else results overflow).
+_STRICT_OPS = frozenset(
+    int(o) for o in (OperationType.EXP, OperationType.POW, OperationType.REDUCE_PROD, OperationType.CAST)
+)
+_UNSET = object()
+
+# Output quantization the HAL fixes: (operation, output position, type) -> (scale, zero point).
+FIXED_OUTPUT_QUANT: dict[tuple[int, int, int], tuple[float, int]] = {}
+
+
+_TABLES: dict[int, dict[int, Any]] = {}
+
+
+def param_table(spec: OpSpec, sig: Signature) -> dict[int, Any]:
+    """The spec's "params" hints keyed by input position of this signature (hints name positions by index, by
+    negative index from the end, or by Arg name)."""
+    key = id(sig)
+    if key not in _TABLES:
+        _TABLES[key] = _param_table(spec, sig)
+    return _TABLES[key]
+
+
+def _param_table(spec: OpSpec, sig: Signature) -> dict[int, Any]:
+    table = spec.hints.get("params", {})
+    n = len(sig.inputs)
+    out = {k % n: v for k, v in table.items() if isinstance(k, int) and -n <= k < n}
+    out.update({i: table[a.name] for i, a in enumerate(sig.inputs) if a.name in table})
+    return out
+
+
+def _expand(args: Sequence[Arg], count: int | None) -> tuple[list[Arg], list[int]]:
+    """The concrete positions of a signature with its repeated Arg used enough times to give `count` positions."""
+    repeated = [k for k, a in enumerate(args) if a.repeated]
+    if not repeated or count is None:
+        return list(args), list(range(len(args)))
+    k = repeated[0]
+    times = max(1, count - (len(args) - 1))
+    positions = list(range(k)) + [k] * times + list(range(k + 1, len(args)))
+    return [args[p] for p in positions], positions
+
+
+def operand_shape(op: Operand) -> tuple[int, ...] | None:
+    """What a signature check sees: () for scalars, the dimensions, None for unknown rank."""
+    if is_scalar_type(op.type):
+        return ()
+    return tuple(op.dimensions) if op.dimensions else None
+
+
+def shape_conflict(declared: Sequence[int], actual: tuple[int, ...]) -> bool:
+    """True when an actual shape contradicts declared dimensions (0 = unknown, empty = unknown rank)."""
+    if not declared:
+        return False
+    return len(declared) != len(actual) or any(d and d != a for d, a in zip(declared, actual))
+
+
+class OpDraw:
+    """One operation being drawn for a subgraph."""
+
+    def __init__(
+        self,
+        gen: Gen,
+        graph: Graph,
+        spec: OpSpec,
+        sig: Signature,
+        *,
+        n_inputs: int | None = None,
+        n_outputs: int | None = None,
+    ) -> None:
+        self.gen = gen
+        self.src = gen.src
+        self.cfg = gen.cfg
+        self.graph = graph
+        self.spec = spec
+        self.sig = sig
+        self.op_type = int(spec.op)
+        self.args, self.positions = _expand(sig.inputs, n_inputs)
+        self.out_args, _ = _expand(sig.outputs, n_outputs)
+        self.inputs: list[Any] = [_UNSET] * len(self.args)
+        self.table = param_table(spec, sig)
+        self.hints = spec.hints
+        self.out_quant: dict[int, tuple[float, int]] = {}  # explicit output quantization
+        self.out_types: dict[int, int] = {}
+        self.free_quant = False  # quantized outputs get parameters fitted to the results
+        self.scale_floor: dict[int, float] = {}  # fitted output scales must exceed these
+        self.bound: dict[int, GenOperand] = {}  # inputs fixed by the caller (control flow bodies)
+        self.keep_dims = False  # outputs declare their full dimensions (never unknown)
+
+    def set_input_count(self, n: int) -> None:
+        """Use the repeated input position enough times for n inputs (before any input is drawn)."""
+        self.args, self.positions = _expand(self.sig.inputs, n)
+        self.inputs = [_UNSET] * len(self.args)
+
+    def set_output_count(self, n: int) -> None:
+        """Use the repeated output position enough times for n outputs."""
+        self.out_args, _ = _expand(self.sig.outputs, n)
+
+    # ------------------------------------------------------------------------------------------ hints
+
+    def hint_kind(self, i: int) -> Any:
+        """The "params" hint of input position i (None if there is none)."""
+        return self.table.get(self.positions[i])
+
+    def real_range(self, i: int) -> tuple[float, float]:
+        """The real range the hints give for data input i."""
+        ranges = self.hints.get("input_ranges", {})
+        pos = self.positions[i]
+        if pos in ranges:
+            return tuple(ranges[pos])  # type: ignore[return-value]
+        return tuple(self.hints.get("input_range", V.DEFAULT_RANGE))  # type: ignore[return-value]
+
+    def int_range(self, i: int) -> tuple[int, int]:
+        """The integer range for a TENSOR_INT32 data input i."""
+        ranges = self.hints.get("input_ranges", {})
+        pos = self.positions[i]
+        if pos in ranges:
+            lo, hi = ranges[pos]
+            return math.ceil(lo), math.floor(hi)
+        if "int_range" in self.hints:
+            return tuple(self.hints["int_range"])  # type: ignore[return-value]
+        lo, hi = self.hints.get("input_range", V.DEFAULT_INT_RANGE)
+        return math.ceil(lo), math.floor(hi)
+
+    # ------------------------------------------------------------------------------------------ inputs
+
+    def is_set(self, i: int) -> bool:
+        """True once position i has an operand or is omitted."""
+        return self.inputs[i] is not _UNSET
+
+    def get(self, i: int) -> GenOperand | None:
+        """The operand at position i (None when omitted or unset)."""
+        v = self.inputs[i]
+        return v if isinstance(v, GenOperand) else None
+
+    def value(self, i: int) -> np.ndarray | None:
+        """The actual value at position i."""
+        g = self.get(i)
+        return None if g is None else g.value
+
+    def _rank_bounds(self, arg: Arg, rank: tuple[int, int] | int | None) -> tuple[int, int]:
+        if isinstance(rank, int):
+            return rank, rank
+        lo, hi = rank or arg.rank or (1, self.cfg.max_rank)
+        return max(lo, 0), max(min(hi, self.cfg.max_rank), lo)
+
+    def _fits_reuse(
+        self,
+        g: GenOperand,
+        types: Sequence[int],
+        shape: tuple[int, ...] | None,
+        ranks: tuple[int, int],
+        fits: Callable[[tuple[int, ...]], bool] | None,
+        quant: tuple[float, int] | None,
+        real: tuple[float, float],
+        ints: tuple[int, int],
+        constant_only: bool,
+        strict: bool,
+    ) -> bool:
+        t = g.type
+        if t not in types or g.value is None or t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+            return False
+        if constant_only and g.lifetime not in CONSTANT_LIFETIMES:
+            return False
+        s = g.shape
+        if shape is not None and s != shape:
+            return False
+        if shape is None and not ranks[0] <= len(s) <= ranks[1]:
+            return False
+        if fits is not None and not fits(s):
+            return False
+        if quant is not None and (float(g.op.scale), int(g.op.zero_point)) != (V.f32(quant[0]), int(quant[1])):
+            return False
+        if g.value.size == 0 or g.value.size > self.cfg.max_elements:
+            return False
+        if t in V.FLOAT_TENSORS:
+            lo, hi = g.extent()
+            if strict:
+                return real[0] <= lo and hi <= real[1]
+            return -_LOOSE_BOUND <= lo and hi <= _LOOSE_BOUND
+        if t == T.TENSOR_INT32:
+            lo, hi = g.extent()
+            return ints[0] <= lo and hi <= ints[1]
+        return True
+
+    def strict_range(self, i: int, real: tuple[float, float]) -> bool:
+        """True when input i needs values inside its hinted range (a restricted domain), not just moderate ones."""
+        return real[0] >= 0.0 or self.positions[i] in self.hints.get("input_ranges", {}) or self.op_type in _STRICT_OPS
+
+    def data(
+        self,
+        i: int,
+        *,
+        shape: tuple[int, ...] | None = None,
+        rank: tuple[int, int] | int | None = None,
+        types: Sequence[int] | None = None,
+        real: tuple[float, float] | None = None,
+        ints: tuple[int, int] | None = None,
+        quant: tuple[float, int] | None = None,
+        channel_dim: int | None = None,
+        fits: Callable[[tuple[int, ...]], bool] | None = None,
+        reuse: bool = True,
+        constant: bool | None = None,
+        min_dim: int = 1,
+        max_dim: int | None = None,
+        value: np.ndarray | None = None,
+        new_shape: tuple[int, ...] | None = None,
+    ) -> GenOperand:
+        """A tensor (or scalar) data operand for position i: an earlier value that fits, or a new one.
+
+        `shape` constrains both reused and new values; `fits` filters reused values (and new drawn shapes);
+        `new_shape` is the shape of a new value when nothing is reused.
+        """
+        if i in self.bound:
+            g = self.bound[i]
+            self.inputs[i] = g
+            return g
+        arg = self.args[i]
+        types = tuple(types or arg.types)
+        real = real or self.real_range(i)
+        ints = ints or self.int_range(i)
+        ranks = self._rank_bounds(arg, rank)
+        constant_only = arg.constant or constant is True
+        if reuse and value is None and constant is not False and self.gen.chance(self.cfg.reuse_probability):
+            strict = self.strict_range(i, real)
+            candidates = [
+                g
+                for g in self.graph.values()
+                if self._fits_reuse(g, types, shape, ranks, fits, quant, real, ints, constant_only, strict)
+            ]
+            if candidates:
+                # Earlier results first: they make the graph a graph rather than independent operations.
+                results = [g for g in candidates if g.produced]
+                if results and self.gen.chance(0.75):
+                    candidates = results
+                g = self.src.choice(candidates)
+                self.inputs[i] = g
+                return g
+        t = self.src.choice(types)
+        if value is not None:
+            shape = tuple(value.shape)
+        if shape is None and new_shape is not None:
+            shape = tuple(new_shape)
+        if shape is None:
+            hi_dim = self.cfg.max_dim if max_dim is None else max_dim
+            for _ in range(4):
+                shape = draw_shape(self.src, self.src.integer(*ranks), hi_dim, min_dim)
+                if fits is None or fits(shape):
+                    break
+            else:
+                raise OpRejected(f"no shape fits input {i}")
+        if is_scalar_type(t):
+            shape = ()
+        scale, zero_point, channel = 0.0, 0, None
+        if t in V.QUANTIZED:
+            if t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+                cd = channel_dim if channel_dim is not None else self.src.integer(0, max(len(shape) - 1, 0))
+                channel = V.channel_params(self.src, shape[cd], cd, *real)
+            elif quant is not None:
+                scale, zero_point = V.f32(quant[0]), int(quant[1])
+            else:
+                scale, zero_point = V.quant_params(self.src, t, *real)
+        elif t == T.TENSOR_INT32 and quant is not None:
+            scale = V.f32(quant[0])
+        if value is None:
+            value = V.tensor_value(self.src, t, shape, real, ints, scale, zero_point, channel)
+        else:
+            value = np.array(value, dtype=numpy_dtype(t))  # a contiguous copy (0-d stays 0-d)
+        lifetime = self._data_lifetime(constant_only, constant)
+        dims = list(shape)
+        if (
+            lifetime == L.SUBGRAPH_INPUT
+            and dims
+            and channel is None
+            and self.gen.chance(self.cfg.unknown_input_dims_probability)
+        ):
+            dims = [0] * len(dims)
+        g = new_operand(t, dims, lifetime, value, scale, zero_point, channel)
+        self.inputs[i] = g
+        return g
+
+    def _data_lifetime(self, constant_only: bool, constant: bool | None) -> int:
+        if constant_only or constant is True or not self.graph.main:
+            return self._constant_lifetime()
+        if constant is False:
+            return L.SUBGRAPH_INPUT
+        return self._constant_lifetime() if self.gen.chance(self.cfg.constant_probability) else L.SUBGRAPH_INPUT
+
+    def _constant_lifetime(self) -> int:
+        return L.CONSTANT_REFERENCE if self.gen.chance(self.cfg.reference_probability) else L.CONSTANT_COPY
+
+    def weight(self, i: int, shape: tuple[int, ...], **kw: Any) -> GenOperand:
+        """A weight tensor: usually a constant, sometimes a model input."""
+        constant = None if self.gen.chance(0.25) else True
+        return self.data(i, shape=shape, reuse=kw.pop("reuse", False), constant=constant, **kw)
+
+    def const(
+        self,
+        i: int,
+        value: Any,
+        *,
+        operand_type: int | None = None,
+        quant: tuple[float, int] | None = None,
+        channel: SymmPerChannelQuantParams | None = None,
+        allow_input: bool = False,
+        copy: bool = False,
+    ) -> GenOperand:
+        """A constant (or, when allowed and drawn, a model input) holding exactly `value`.
+
+        `copy` forces CONSTANT_COPY: the validator's checks read only those values.
+        """
+        arg = self.args[i]
+        t = int(operand_type if operand_type is not None else arg.types[0])
+        array = np.asarray(value).astype(numpy_dtype(t))
+        if is_scalar_type(t):
+            array = array.reshape(())
+        else:
+            array = np.array(array)  # a contiguous copy
+        lifetime = L.CONSTANT_COPY if copy else self._constant_lifetime()
+        if (
+            allow_input
+            and not copy
+            and not arg.constant
+            and self.graph.main
+            and self.gen.chance(self.cfg.param_input_probability)
+        ):
+            lifetime = L.SUBGRAPH_INPUT
+        scale, zero_point = (V.f32(quant[0]), int(quant[1])) if quant else (0.0, 0)
+        g = new_operand(t, list(array.shape), lifetime, array, scale, zero_point, channel)
+        g.parameter = lifetime == L.SUBGRAPH_INPUT
+        self.inputs[i] = g
+        return g
+
+    def param(self, i: int, value: Any = None, *, copy: bool = False) -> GenOperand | None:
+        """A parameter input: `value`, or one drawn from the hints; None (omitted) when the hint says so."""
+        if value is None:
+            from harness.gen._params import param_value
+
+            value = param_value(self, i, self.hint_kind(i))
+        if value is OMIT:
+            self.omit(i)
+            return None
+        return self.const(i, value, allow_input=True, copy=copy)
+
+    def omit(self, i: int) -> None:
+        """Leave optional position i without a value."""
+        self.inputs[i] = OMIT
+
+    def maybe_omit(self, i: int) -> bool:
+        """Omit optional position i with the configured probability; True if omitted."""
+        if self.args[i].optional and self.gen.chance(self.cfg.omit_optional_probability):
+            self.omit(i)
+            return True
+        return False
+
+    # ------------------------------------------------------------------------------------------ finishing
+
+    def _fill(self) -> None:
+        first = next((g for g in self.inputs if isinstance(g, GenOperand) and g.is_tensor), None)
+        for i, arg in enumerate(self.args):
+            if self.is_set(i) or is_scalar_type(arg.types[0]) or self.positions[i] in self.table:
+                continue
+            if arg.optional and self.maybe_omit(i):
+                continue
+            g = self.data(i, shape=first.shape if first is not None else None)
+            if first is None:
+                first = g
+        for i, arg in enumerate(self.args):
+            if self.is_set(i):
+                continue
+            if arg.optional and self.maybe_omit(i):
+                continue
+            self.param(i)
+
+    def _input_operands(self) -> list[GenOperand]:
+        # An omitted tensor stays in its position as a NO_VALUE operand (the HAL's optional tensors); only omitted
+        # trailing scalars are left off, as the operations with optional trailing parameters count their inputs.
+        kept = [
+            k
+            for k, v in enumerate(self.inputs)
+            if isinstance(v, GenOperand) or (v is OMIT and self.args[k].types[0] not in _SCALARS)
+        ]
+        keep = max((kept[-1] + 1) if kept else 0, self.sig.required_inputs)
+        out = []
+        for k in range(keep):
+            v = self.inputs[k]
+            out.append(v if isinstance(v, GenOperand) else self._absent(k))
+        return out
+
+    def _absent(self, k: int) -> GenOperand:
+        arg = self.args[k]
+        if not arg.optional:
+            raise OpRejected(f"required input {arg.name} has no value")
+        t = int(arg.types[0])
+        if self.graph.main and self.gen.chance(self.cfg.absent_input_probability):
+            g = new_operand(t, [], L.SUBGRAPH_INPUT, None)
+            g.absent = True
+            return g
+        return new_operand(t, [], L.NO_VALUE, None)
+
+    def _output_operands(self, inputs: list[GenOperand]) -> tuple[list[GenOperand], list[int]]:
+        """Outputs (quantization set unless it must be fitted) and the positions to fit."""
+        outs, fit = [], []
+        first = inputs[0] if inputs else None
+        for k, arg in enumerate(self.out_args):
+            t = int(self.out_types.get(k, arg.types[0]))
+            scale, zero_point = 0.0, 0
+            if k in self.out_quant:
+                scale, zero_point = self.out_quant[k]
+            elif (self.op_type, k, t) in FIXED_OUTPUT_QUANT:
+                scale, zero_point = FIXED_OUTPUT_QUANT[(self.op_type, k, t)]
+            elif t in V.QUANTIZED:
+                if not self.free_quant and first is not None and first.type == t and first.value is not None:
+                    scale, zero_point = float(first.op.scale), int(first.op.zero_point)
+                else:
+                    fit.append(k)
+            outs.append(new_operand(t, [], L.TEMPORARY_VARIABLE, None, V.f32(scale) if scale else 0.0, zero_point))
+        return outs, fit
+
+    def shape_context(self, inputs: list[GenOperand], outputs: list[GenOperand]) -> ShapeContext:
+        """What the validator's signature check sees for these operands."""
+        operands: list[Operand | None] = []
+        shapes: list[tuple[int, ...] | None] = []
+        values: list[np.ndarray | None] = []
+        for g in inputs:
+            op = g.op
+            lifetime = op.lifetime
+            if lifetime == L.NO_VALUE:
+                operands.append(None)
+                shapes.append(None)
+                values.append(None)
+                continue
+            operands.append(op)
+            shapes.append(operand_shape(op))
+            values.append(g.value if lifetime == L.CONSTANT_COPY else None)
+        return ShapeContext(operands=operands, shapes=shapes, values=values, outputs=[o.op for o in outputs])
+
+    def _run(self, inputs: list[GenOperand], output_ops: list[Operand]) -> list[np.ndarray]:
+        ctx = KernelContext(
+            inputs=[g.value for g in inputs],
+            input_operands=[g.op for g in inputs],
+            output_operands=output_ops,
+            relaxed=self.gen.relaxed,
+        )
+        try:
+            with np.errstate(all="ignore"):
+                results = self.spec.kernel(ctx)  # type: ignore[misc]
+        except KERNEL_FAILURES as exc:
+            raise OpRejected(f"kernel failed: {exc}") from exc
+        if len(results) != len(output_ops):
+            raise OpRejected("kernel output count")
+        return results
+
+    def _fit_quant(self, inputs: list[GenOperand], outputs: list[GenOperand], fit: list[int]) -> None:
+        probe = [o.op for o in outputs]
+        for k in fit:
+            probe[k] = Operand(type=T.TENSOR_FLOAT32, dimensions=list(outputs[k].op.dimensions))
+        results = self._run(inputs, probe)
+        for k in fit:
+            real = np.asarray(results[k], dtype=np.float64)
+            finite = real[np.isfinite(real)]
+            lo = float(finite.min()) if finite.size else -1.0
+            hi = float(finite.max()) if finite.size else 1.0
+            if hi - lo < 1e-3:
+                lo, hi = lo - 0.5, hi + 0.5
+            scale, zero_point = V.quant_params(self.src, outputs[k].type, lo, hi)
+            if k in self.scale_floor and not np.float32(scale) > np.float32(self.scale_floor[k]):
+                scale = V.f32(self.scale_floor[k] * 1.5)
+            outputs[k].op.scale, outputs[k].op.zero_point = scale, zero_point
+
+    def _accept(self, value: np.ndarray, operand_type: int) -> None:
+        if value.size > self.cfg.max_elements:
+            raise OpRejected("output too large")
+        if operand_type in V.FLOAT_TENSORS or operand_type in V.FLOAT_SCALARS:
+            if value.size and not (
+                np.all(np.isfinite(value)) and float(np.max(np.abs(value))) <= self.cfg.max_abs_value
+            ):
+                raise OpRejected("non-finite or huge float result")
+
+    def _declared(self, static: tuple[int, ...] | None, actual: tuple[int, ...], operand_type: int) -> list[int]:
+        if is_scalar_type(operand_type):
+            return []
+        if static is None or self.keep_dims:
+            dims = list(actual)
+        elif not static:
+            dims = []  # the shape function cannot tell the rank
+        elif len(static) != len(actual):
+            dims = list(actual)
+        else:
+            dims = [a if s else 0 for s, a in zip(static, actual)]
+        if dims and not self.keep_dims and self.gen.chance(self.cfg.unknown_dims_probability):
+            mode = self.src.integer(0, 2)
+            if mode == 0:
+                dims = [0 if self.src.boolean() else d for d in dims]
+            elif mode == 1:
+                dims = [0] * len(dims)
+            else:
+                dims = []
+        return dims
+
+    def finish(self) -> list[GenOperand]:
+        """Complete, check, execute and commit the operation; its outputs."""
+        if self.spec.kernel is None:
+            raise OpRejected("no reference kernel")
+        self._fill()
+        inputs = self._input_operands()
+        outputs, fit = self._output_operands(inputs)
+        if fit:
+            self._fit_quant(inputs, outputs, fit)
+        context = self.shape_context(inputs, outputs)
+        if self.sig.check is not None:
+            problems = self.sig.check(context)
+            if problems:
+                raise OpRejected("; ".join(problems))
+        results = self._run(inputs, [o.op for o in outputs])
+        statics: list[tuple[int, ...] | None] = [None] * len(outputs)
+        if self.spec.shape is not None:
+            try:
+                statics = list(self.spec.shape(context))
+            except Exception:
+                # A shape function that cannot cope with these operands leaves the dimensions to the kernel.
+                statics = [None] * len(outputs)
+            if len(statics) != len(outputs):
+                statics = [None] * len(outputs)
+        for o, result, static in zip(outputs, results, statics):
+            dtype = numpy_dtype(o.type)
+            value = np.asarray(result)
+            if value.dtype != dtype:
+                value = value.astype(dtype)
+            if is_scalar_type(o.type):
+                value = value.reshape(())
+            self._accept(value, o.type)
+            o.value = value if value.flags.c_contiguous else np.array(value)
+            declared = self._declared(static, tuple(value.shape), o.type)
+            if shape_conflict(declared, tuple(value.shape)):
+                raise OpRejected("declared dimensions conflict with the result")
+            o.op.dimensions = declared
+        self.graph.add_operation(self.op_type, inputs, outputs)
+        return outputs

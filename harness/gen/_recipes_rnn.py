@@ -1,0 +1,230 @@
+"""Recipes of the recurrent operations: LSTM and its sequence forms, RNN and its sequence forms, SVDF and
+QUANTIZED_16BIT_LSTM. Sizes stay tiny (a few units, steps and features); the optional LSTM groups (CIFG,
+peephole, projection, layer normalization) are each present or absent as a whole, as the HAL requires."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.gen import _values as V
+from harness.gen._op import OpDraw
+from harness.gen._recipes import O, T, recipe
+
+_W = (-0.5, 0.5)  # weights
+_S = (-1.0, 1.0)  # states and inputs
+GATES = ("input", "forget", "cell", "output")
+_BIASES = ("input_gate_bias", "forget_gate_bias", "cell_bias", "output_gate_bias")
+_LAYER_NORM = tuple(f"{g}_layer_norm_weights" for g in GATES)
+
+
+def _names(d: OpDraw) -> dict[str, int]:
+    return {a.name: i for i, a in enumerate(d.args)}
+
+
+@dataclass
+class Cell:
+    """The shape of one LSTM cell."""
+
+    n_cell: int
+    n_out: int
+    cifg: bool
+    peephole: bool
+    projection: bool
+    projection_bias: bool
+    layer_norm: bool
+
+
+def _draw_cell(d: OpDraw, layer_norm_possible: bool) -> Cell:
+    n_cell = d.src.integer(1, 3)
+    projection = d.src.boolean()
+    n_out = d.src.integer(1, 3) if projection else n_cell
+    return Cell(
+        n_cell=n_cell,
+        n_out=n_out,
+        cifg=d.src.boolean(),
+        peephole=d.src.boolean(),
+        projection=projection,
+        projection_bias=projection and d.src.boolean(),
+        layer_norm=layer_norm_possible and d.src.boolean(),
+    )
+
+
+def _tensor(d: OpDraw, names: dict[str, int], name: str, shape: tuple[int, ...] | None, real=_W) -> None:
+    i = names[name]
+    if shape is None:
+        d.omit(i)
+    else:
+        d.weight(i, shape, real=real)
+
+
+def _lstm_cell(d: OpDraw, names: dict[str, int], prefix: str, in_size: int, cell: Cell) -> None:
+    """The 17 weight tensors (and layer-norm weights) of one cell."""
+    nc, no = cell.n_cell, cell.n_out
+    for g in GATES:
+        skip = cell.cifg and g == "input"
+        _tensor(d, names, f"{prefix}input_to_{g}_weights", None if skip else (nc, in_size))
+        _tensor(d, names, f"{prefix}recurrent_to_{g}_weights", None if skip else (nc, no))
+    for g in ("input", "forget", "output"):
+        present = cell.peephole and not (cell.cifg and g == "input")
+        _tensor(d, names, f"{prefix}cell_to_{g}_weights", (nc,) if present else None)
+    for g, bias in zip(GATES, _BIASES):
+        _tensor(d, names, prefix + bias, None if cell.cifg and g == "input" else (nc,))
+    _tensor(d, names, f"{prefix}projection_weights", (no, nc) if cell.projection else None)
+    _tensor(d, names, f"{prefix}projection_bias", (no,) if cell.projection_bias else None)
+    for g, ln in zip(GATES, _LAYER_NORM):
+        if prefix + ln in names:
+            present = cell.layer_norm and not (cell.cifg and g == "input")
+            _tensor(d, names, prefix + ln, (nc,) if present else None, real=(0.5, 1.5))
+
+
+def _cell_params(d: OpDraw, names: dict[str, int]) -> None:
+    d.param(names["activation"])
+    d.param(names["cell_clip"])
+    d.param(names["proj_clip"])
+
+
+@recipe(O.LSTM)
+def _lstm(d: OpDraw) -> None:
+    names = _names(d)
+    batch, in_size = d.src.integer(1, 2), d.src.integer(1, 3)
+    cell = _draw_cell(d, "forget_layer_norm_weights" in names)
+    d.data(0, shape=(batch, in_size), real=_S)
+    _lstm_cell(d, names, "", in_size, cell)
+    d.data(names["output_state_in"], shape=(batch, cell.n_out), real=_S)
+    d.data(names["cell_state_in"], shape=(batch, cell.n_cell), real=_S)
+    _cell_params(d, names)
+
+
+def _sequence(d: OpDraw, time_major: bool, in_size: int) -> tuple[int, int]:
+    steps, batch = d.src.integer(1, 3), d.src.integer(1, 2)
+    d.data(0, shape=(steps, batch, in_size) if time_major else (batch, steps, in_size), real=_S)
+    return steps, batch
+
+
+@recipe(O.UNIDIRECTIONAL_SEQUENCE_LSTM)
+def _unidirectional_lstm(d: OpDraw) -> None:
+    names = _names(d)
+    time_major = d.src.boolean()
+    in_size = d.src.integer(1, 3)
+    cell = _draw_cell(d, True)
+    _, batch = _sequence(d, time_major, in_size)
+    _lstm_cell(d, names, "", in_size, cell)
+    d.data(names["output_state_in"], shape=(batch, cell.n_out), real=_S)
+    d.data(names["cell_state_in"], shape=(batch, cell.n_cell), real=_S)
+    _cell_params(d, names)
+    d.param(names["time_major"], time_major)
+
+
+def _merge(d: OpDraw) -> bool:
+    """Bidirectional forms: merged outputs are the signatures without a separate backward output."""
+    return not any(a.name == "bw_output" for a in d.sig.outputs)
+
+
+def _aux(d: OpDraw, names: dict[str, int], steps: int, batch: int, in_size: int, time_major: bool) -> int | None:
+    """The auxiliary input: none (None), cross-linked (its size, weights follow) or parallel (0)."""
+    mode = d.src.integer(0, 3)
+    if mode < 2:
+        d.omit(names["aux_input"])
+        return None
+    aux_size = in_size if mode == 2 else d.src.integer(1, 3)
+    shape = (steps, batch, aux_size) if time_major else (batch, steps, aux_size)
+    d.data(names["aux_input"], shape=shape, real=_S)
+    return 0 if mode == 2 else aux_size
+
+
+@recipe(O.BIDIRECTIONAL_SEQUENCE_LSTM)
+def _bidirectional_lstm(d: OpDraw) -> None:
+    names = _names(d)
+    time_major = d.src.boolean()
+    in_size = d.src.integer(1, 3)
+    layer_norm = d.src.boolean()
+    steps, batch = _sequence(d, time_major, in_size)
+    aux = _aux(d, names, steps, batch, in_size, time_major)
+    for prefix in ("fw_", "bw_"):
+        cell = _draw_cell(d, True)
+        cell.layer_norm = layer_norm
+        _lstm_cell(d, names, prefix, in_size, cell)
+        d.data(names[f"{prefix}output_state_in"], shape=(batch, cell.n_out), real=_S)
+        d.data(names[f"{prefix}cell_state_in"], shape=(batch, cell.n_cell), real=_S)
+        for g in GATES:
+            name = f"{prefix}aux_input_to_{g}_weights"
+            present = bool(aux) and not (cell.cifg and g == "input")
+            _tensor(d, names, name, (cell.n_cell, aux) if present else None)
+    _cell_params(d, names)
+    d.param(names["merge_outputs"], _merge(d))
+    d.param(names["time_major"], time_major)
+
+
+@recipe(O.RNN)
+def _rnn(d: OpDraw) -> None:
+    batch, in_size, units = d.src.integer(1, 2), d.src.integer(1, 3), d.src.integer(1, 3)
+    d.data(0, shape=(batch, in_size), real=_S)
+    d.weight(1, (units, in_size), real=_W)
+    d.weight(2, (units, units), real=_W)
+    d.weight(3, (units,), real=_W)
+    d.data(4, shape=(batch, units), real=_S)
+    d.param(5)
+
+
+@recipe(O.UNIDIRECTIONAL_SEQUENCE_RNN)
+def _unidirectional_rnn(d: OpDraw) -> None:
+    time_major = d.src.boolean()
+    in_size, units = d.src.integer(1, 3), d.src.integer(1, 3)
+    _, batch = _sequence(d, time_major, in_size)
+    d.weight(1, (units, in_size), real=_W)
+    d.weight(2, (units, units), real=_W)
+    d.weight(3, (units,), real=_W)
+    d.data(4, shape=(batch, units), real=_S)
+    d.param(5)
+    d.param(6, int(time_major))
+
+
+@recipe(O.BIDIRECTIONAL_SEQUENCE_RNN)
+def _bidirectional_rnn(d: OpDraw) -> None:
+    names = _names(d)
+    time_major = d.src.boolean()
+    in_size = d.src.integer(1, 3)
+    steps, batch = _sequence(d, time_major, in_size)
+    aux = _aux(d, names, steps, batch, in_size, time_major)
+    for prefix in ("fw_", "bw_"):
+        units = d.src.integer(1, 3)
+        d.weight(names[f"{prefix}weights"], (units, in_size), real=_W)
+        d.weight(names[f"{prefix}recurrent_weights"], (units, units), real=_W)
+        d.weight(names[f"{prefix}bias"], (units,), real=_W)
+        d.data(names[f"{prefix}hidden_state_in"], shape=(batch, units), real=_S)
+        _tensor(d, names, f"{prefix}aux_weights", (units, aux) if aux else None)
+    d.param(names["activation"])
+    d.param(names["time_major"], time_major)
+    d.param(names["merge_outputs"], _merge(d))
+
+
+@recipe(O.SVDF)
+def _svdf(d: OpDraw) -> None:
+    batch, in_size = d.src.integer(1, 2), d.src.integer(1, 3)
+    units, rank, memory = d.src.integer(1, 2), d.src.integer(1, 2), d.src.integer(1, 3)
+    filters = units * rank
+    d.data(0, shape=(batch, in_size), real=_S)
+    d.weight(1, (filters, in_size), real=_W)
+    d.weight(2, (filters, memory), real=_W)
+    if not d.maybe_omit(3):
+        d.weight(3, (units,), real=_W)
+    d.data(4, shape=(batch, memory * filters), real=_S)
+    d.param(5, rank)
+    d.param(6)
+
+
+@recipe(O.QUANTIZED_16BIT_LSTM)
+def _quantized_16bit_lstm(d: OpDraw) -> None:
+    batch, in_size, out = d.src.integer(1, 2), d.src.integer(1, 3), d.src.integer(1, 3)
+    io_quant = (1.0 / 128, 128)
+    d.data(0, shape=(batch, in_size), quant=io_quant, real=_S)
+    w_quant = V.quant_params(d.src, T.TENSOR_QUANT8_ASYMM, *_W)
+    for k in range(4):
+        d.weight(1 + k, (out, in_size), quant=w_quant, real=_W)
+        d.weight(5 + k, (out, out), quant=w_quant, real=_W)
+    bias_scale = V.f32(io_quant[0] * w_quant[0])
+    bound = int(min(round(0.5 / bias_scale), 1 << 20))
+    for k in range(4):
+        d.weight(9 + k, (out,), quant=(bias_scale, 0), ints=(-bound, bound))
+    d.data(13, shape=(batch, out), quant=(2.0**-11, 0), real=(-2.0, 2.0))
+    d.data(14, shape=(batch, out), quant=io_quant, real=_S)

@@ -1,0 +1,146 @@
+"""Operand values and quantization parameters drawn from a Source.
+
+Values are stored-form numpy arrays (quantized types hold their integers). Real ranges come from the operation
+catalogue's hints; a quantized operand gets a scale and zero point that make its hinted real range representable.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from harness.gen._draw import raw_bytes
+from harness.gen.source import Source
+from harness.hal import OperandType, SymmPerChannelQuantParams, numpy_dtype
+
+T = OperandType
+
+FLOAT_TENSORS = frozenset({T.TENSOR_FLOAT32, T.TENSOR_FLOAT16})
+FLOAT_SCALARS = frozenset({T.FLOAT32, T.FLOAT16})
+QUANT_ASYMM = frozenset({T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT16_ASYMM})
+QUANT_SYMM = frozenset({T.TENSOR_QUANT8_SYMM, T.TENSOR_QUANT16_SYMM, T.TENSOR_QUANT8_SYMM_PER_CHANNEL})
+QUANTIZED = QUANT_ASYMM | QUANT_SYMM
+# Integer range of each quantized type's stored values (the symmetric 8-bit types avoid -128).
+STORED_RANGE: dict[int, tuple[int, int]] = {
+    T.TENSOR_QUANT8_ASYMM: (0, 255),
+    T.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127),
+    T.TENSOR_QUANT16_ASYMM: (0, 65535),
+    T.TENSOR_QUANT8_SYMM: (-127, 127),
+    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: (-127, 127),
+    T.TENSOR_QUANT16_SYMM: (-32767, 32767),
+}
+DEFAULT_RANGE = (-10.0, 10.0)
+DEFAULT_INT_RANGE = (-10, 10)
+
+
+def f32(x: float) -> float:
+    """x as the float32 the HAL stores (scales are float32)."""
+    return float(np.float32(x))
+
+
+def quant_params(src: Source, operand_type: int, lo: float, hi: float) -> tuple[float, int]:
+    """(scale, zero point) under which [lo, hi] is representable, the scale widened by a drawn factor in [1, 2]."""
+    qmin, qmax = STORED_RANGE[operand_type]
+    factor = src.floats(1.0, 2.0, width=32)
+    if operand_type in QUANT_SYMM:
+        magnitude = max(abs(lo), abs(hi), 1e-3)
+        return f32(magnitude / qmax * factor), 0
+    span = max(hi - lo, 1e-3) * factor
+    scale = f32(span / (qmax - qmin))
+    centre = (lo + hi) / 2.0
+    zero_point = round((qmin + qmax) / 2.0 - centre / scale)
+    return scale, int(min(max(zero_point, qmin), qmax))
+
+
+def channel_params(src: Source, channels: int, channel_dim: int, lo: float, hi: float) -> SymmPerChannelQuantParams:
+    """Per-channel symmetric scales (one per channel) covering [lo, hi]."""
+    magnitude = max(abs(lo), abs(hi), 1e-3)
+    scales = [f32(magnitude / 127 * src.floats(1.0, 3.0, width=32)) for _ in range(channels)]
+    return SymmPerChannelQuantParams(scales=scales, channel_dim=channel_dim)
+
+
+def stored_bounds(operand_type: int, scale: float, zero_point: int, lo: float, hi: float) -> tuple[int, int]:
+    """The stored integers that represent reals in [lo, hi] (clipped to the type)."""
+    qmin, qmax = STORED_RANGE[operand_type]
+    a = math.ceil(lo / scale + zero_point)
+    b = math.floor(hi / scale + zero_point)
+    a, b = max(qmin, min(a, qmax)), max(qmin, min(b, qmax))
+    if a > b:
+        a = b = max(qmin, min(zero_point, qmax))
+    return a, b
+
+
+def float_array(src: Source, dtype: np.dtype, shape: tuple[int, ...], lo: float, hi: float) -> np.ndarray:
+    """Floats in [lo, hi] of a float dtype; zero bytes give 0.0 when the range holds it, else lo."""
+    span = hi - lo
+    u = np.frombuffer(raw_bytes(src, 2 * math.prod(shape)), dtype="<u2") * (1.0 / 65536.0)
+    if lo < 0.0 < hi:
+        u += -lo / span  # shift so that zero bytes land on 0.0
+        u %= 1.0
+    out = (u * span + lo).astype(dtype)
+    # Rounding to a narrow type may step just past an end of the range; clip in that type.
+    np.clip(out, dtype.type(lo), dtype.type(hi), out=out)
+    return out.reshape(shape)
+
+
+def int_array(src: Source, dtype: np.dtype, shape: tuple[int, ...], lo: int, hi: int) -> np.ndarray:
+    """Integers in [lo, hi]; zero bytes give 0 when the range holds it, else lo."""
+    count = math.prod(shape)
+    if hi <= lo:
+        return np.full(shape, lo, dtype=dtype)
+    raw = raw_bytes(src, 4 * count)
+    u = np.frombuffer(raw, dtype="<u4").astype(np.int64)
+    span = hi - lo + 1
+    shift = -lo if lo < 0 <= hi else 0
+    values = lo + (u + shift) % span
+    return values.astype(dtype).reshape(shape)
+
+
+def bool_array(src: Source, shape: tuple[int, ...]) -> np.ndarray:
+    """Booleans, one byte each."""
+    raw = raw_bytes(src, math.prod(shape))
+    return (np.frombuffer(raw, dtype=np.uint8) & 1).astype(np.bool_).reshape(shape)
+
+
+def tensor_value(
+    src: Source,
+    operand_type: int,
+    shape: tuple[int, ...],
+    real_range: tuple[float, float] | None,
+    int_range: tuple[int, int] | None = None,
+    scale: float = 0.0,
+    zero_point: int = 0,
+    channel: SymmPerChannelQuantParams | None = None,
+) -> np.ndarray:
+    """A stored value for an operand of this type and shape (scalars have shape ())."""
+    dtype = numpy_dtype(operand_type)
+    lo, hi = real_range or DEFAULT_RANGE
+    if operand_type in (T.TENSOR_BOOL8, T.BOOL):
+        return bool_array(src, shape)
+    if operand_type in FLOAT_TENSORS or operand_type in FLOAT_SCALARS:
+        return float_array(src, dtype, shape, lo, hi)
+    if operand_type in QUANTIZED:
+        if channel is not None:
+            # Per-channel: draw the stored range of the narrowest channel so every channel stays within [lo, hi].
+            smallest = min(channel.scales)
+            a, b = stored_bounds(operand_type, smallest, 0, lo, hi)
+            return int_array(src, dtype, shape, a, b)
+        a, b = stored_bounds(operand_type, scale, zero_point, lo, hi)
+        return int_array(src, dtype, shape, a, b)
+    ilo, ihi = int_range if int_range is not None else (math.ceil(lo), math.floor(hi))
+    if ilo > ihi:
+        ilo = ihi = int(math.ceil(lo))
+    if operand_type == T.UINT32:
+        ilo = max(ilo, 0)
+    return int_array(src, dtype, shape, int(ilo), int(ihi))
+
+
+def real_extent(value: np.ndarray, operand_type: int, scale: float, zero_point: int) -> tuple[float, float]:
+    """(min, max) of the real values a stored array represents ((0, 0) when empty)."""
+    if value.size == 0:
+        return (0.0, 0.0)
+    lo, hi = float(value.min()), float(value.max())
+    if operand_type in QUANT_ASYMM or operand_type in QUANT_SYMM:
+        return ((lo - zero_point) * scale, (hi - zero_point) * scale)
+    return (lo, hi)

@@ -1,0 +1,260 @@
+"""Random valid models from the operation catalogue, drawn from a Source.
+
+`generate_model(source, config)` builds main as a small DAG of catalogued operations (fan-out and fan-in through
+reused results and model inputs), with every operand lifetime, constants by copy and by reference in ashmem and
+mmap_fd pools, optional inputs without values, unknown dimensions, relaxed float32, quantized typings with
+consistent parameters and IF/WHILE over referenced subgraphs. Each operation is executed with the reference
+kernels while it is drawn, so the generated model is valid by construction (harness.reference.validate_model finds
+nothing) and runs on the reference executor with the generated inputs; a draw that cannot be made valid is
+redrawn, and when nothing usable comes out the call raises GenerationRejected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness import ops
+from harness.gen import _recipes_basic, _recipes_detect, _recipes_nn, _recipes_rnn  # noqa: F401  (registers recipes)
+from harness.gen._assemble import assemble, choose_main_outputs
+from harness.gen._config import ModelConfig
+from harness.gen._control import CONTROL_FLOW_OPS, draw_control_flow
+from harness.gen._graph import Gen, Graph, OpRejected
+from harness.gen._op import OpDraw
+from harness.gen._recipes import FREE_QUANT, RECIPES, recipe_for
+from harness.gen._values import QUANTIZED
+from harness.gen.source import GenerationRejected, Source
+from harness.hal import Model, OperandLifeTime, OperandType, OperationType
+from harness.ops import Signature
+
+__all__ = ["GeneratedModel", "ModelConfig", "default_operations", "generate_model"]
+
+L = OperandLifeTime
+_LIFETIME_NAMES = {int(x): x.name for x in OperandLifeTime}
+_TYPE_NAMES = {int(x): x.name for x in OperandType}
+_OP_NAMES = {int(x): x.name for x in OperationType}
+
+O = OperationType
+# Operations whose operands are related in ways the hints alone cannot express: drawn only through a recipe.
+NEEDS_RECIPE = frozenset(
+    int(o)
+    for o in (
+        O.CONV_2D,
+        O.DEPTHWISE_CONV_2D,
+        O.GROUPED_CONV_2D,
+        O.TRANSPOSE_CONV_2D,
+        O.FULLY_CONNECTED,
+        O.AVERAGE_POOL_2D,
+        O.MAX_POOL_2D,
+        O.L2_POOL_2D,
+        O.RESIZE_BILINEAR,
+        O.RESIZE_NEAREST_NEIGHBOR,
+        O.LSH_PROJECTION,
+        O.LSTM,
+        O.UNIDIRECTIONAL_SEQUENCE_LSTM,
+        O.BIDIRECTIONAL_SEQUENCE_LSTM,
+        O.RNN,
+        O.UNIDIRECTIONAL_SEQUENCE_RNN,
+        O.BIDIRECTIONAL_SEQUENCE_RNN,
+        O.SVDF,
+        O.QUANTIZED_16BIT_LSTM,
+        O.QUANTIZED_LSTM,
+        O.AXIS_ALIGNED_BBOX_TRANSFORM,
+        O.BOX_WITH_NMS_LIMIT,
+        O.DETECTION_POSTPROCESSING,
+        O.GENERATE_PROPOSALS,
+        O.HEATMAP_MAX_KEYPOINT,
+        O.ROI_ALIGN,
+        O.ROI_POOLING,
+        O.RANDOM_MULTINOMIAL,
+    )
+)
+
+
+@dataclass
+class GeneratedModel:
+    """A generated model: its case-format JSON, the hal.Model, and one value per main input.
+
+    `model` is built on first use (with its shared memory pools); `close()` releases the pools if it was.
+    """
+
+    model_json: dict
+    build: Callable[[], Model] = field(repr=False)
+    inputs: list[np.ndarray | None]  # stored dtype and actual shape; None = no value (hasNoValue)
+    outputs: list[np.ndarray] = field(default_factory=list)  # what the reference kernels gave while generating
+    features: frozenset[str] = frozenset()  # which generator features the model exercises
+    _model: Model | None = field(default=None, repr=False)
+
+    @property
+    def model(self) -> Model:
+        """The hal.Model (equal to model_from_json(model_json)), built once."""
+        if self._model is None:
+            self._model = self.build()
+        return self._model
+
+    @property
+    def built(self) -> bool:
+        """True once `model` has been built (and its pools created)."""
+        return self._model is not None
+
+    def close(self) -> None:
+        """Release the model's shared memory pools (nothing to do if it was never built)."""
+        if self._model is None:
+            return
+        for pool in self._model.pools:
+            close = getattr(pool, "close", None)
+            if close is not None:
+                close()
+
+
+def _supported(op: int) -> bool:
+    spec = ops.get(op)
+    # Generation executes every operation as it is drawn: only operations with a reference kernel qualify.
+    if spec is None or spec.kernel is None or not spec.signatures:
+        return False
+    return op in RECIPES or op not in NEEDS_RECIPE
+
+
+_DEFAULT = tuple(int(s.op) for s in ops.all_specs() if _supported(int(s.op)) and int(s.op) not in CONTROL_FLOW_OPS)
+
+
+# Per operation, the operand types its input 0 accepts (to continue a chain from an earlier result).
+_INPUT0_TYPES: dict[int, frozenset[int]] = {
+    int(s.op): frozenset(int(t) for sig in s.signatures if sig.inputs for t in sig.inputs[0].types)
+    for s in ops.all_specs()
+}
+
+
+def default_operations() -> tuple[int, ...]:
+    """The operation types generate_model draws from by default (control flow aside)."""
+    return _DEFAULT
+
+
+def _operation_pool(cfg: ModelConfig) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(data operations, control flow operations) allowed by the configuration."""
+    if cfg.operations is None:
+        plain = _DEFAULT
+        control = tuple(CONTROL_FLOW_OPS) if cfg.control_flow else ()
+    else:
+        wanted = sorted(int(o) for o in cfg.operations)
+        plain = tuple(o for o in wanted if o not in CONTROL_FLOW_OPS and _supported(o))
+        control = tuple(o for o in wanted if o in CONTROL_FLOW_OPS) if cfg.control_flow else ()
+    return plain, control
+
+
+def draw_operation(gen: Gen, graph: Graph, op: int, input_type: int | None = None) -> list:
+    """Draw one operation of type `op` into `graph` (OpRejected if this draw does not work out).
+
+    With `input_type`, signatures whose input 0 takes that type are preferred (to continue from a result).
+    """
+    spec = ops.get(op)
+    if spec is None or spec.kernel is None:
+        raise OpRejected(f"operation {op} has no kernel")
+    sigs = spec.signatures
+    if input_type is not None:
+        sigs = [s for s in sigs if s.inputs and input_type in s.inputs[0].types] or sigs
+    sig = _choose_signature(gen, sigs)
+    d = OpDraw(gen, graph, spec, sig)
+    d.free_quant = int(op) in FREE_QUANT
+    recipe_for(op)(d)
+    return d.finish()
+
+
+def _draw_plain(gen: Gen, main: Graph, plain: tuple[int, ...]) -> None:
+    """One data operation, often one that can read an earlier result."""
+    results = [g for g in main.operands if g.produced and g.is_tensor and g.value is not None and g.value.size]
+    if results and gen.chance(0.6):
+        t = gen.src.choice(results).type
+        fitting = [o for o in plain if t in _INPUT0_TYPES.get(o, ())]
+        if fitting:
+            draw_operation(gen, main, gen.src.choice(fitting), input_type=t)
+            return
+    draw_operation(gen, main, gen.src.choice(plain))
+
+
+def _choose_signature(gen: Gen, sigs: list[Signature]) -> Signature:
+    bias = gen.cfg.quantized_bias
+    if bias <= 0:
+        return gen.src.choice(sigs)
+    quantized = [s for s in sigs if any(t in QUANTIZED for a in s.inputs for t in a.types)]
+    if quantized and gen.chance(bias):
+        return gen.src.choice(quantized)
+    return gen.src.choice(sigs)
+
+
+def _features(gen: Gen, main: Graph) -> None:
+    """Record what the finished model exercises (for coverage statistics and tests)."""
+    lifetimes: set[int] = set()
+    types: set[int] = set()
+    op_types: set[int] = set()
+    f = gen.features
+    for graph in [main, *gen.referenced]:
+        for g in graph.operands:
+            lifetimes.add(int(g.op.lifetime))
+            types.add(int(g.op.type))
+            if g.consumers > 1:
+                f.add("fan_out")
+            if g.produced and g.consumers:
+                f.add("chain")
+            if g.produced and g.is_tensor and (not g.op.dimensions or 0 in g.op.dimensions):
+                f.add("unknown_dims")
+            if g.absent:
+                f.add("absent_input")
+            if g.parameter:
+                f.add("parameter_input")
+        operands = graph.operands
+        for op_type, ins, _ in graph.operations:
+            op_types.add(op_type)
+            if sum(1 for i in ins if operands[i].produced) > 1:
+                f.add("fan_in")
+    for i in main.inputs:
+        g = main.operands[i]
+        if g.is_tensor and not g.absent and (not g.op.dimensions or 0 in g.op.dimensions):
+            f.add("unknown_input_dims")
+    f.update(f"lifetime:{_LIFETIME_NAMES[x]}" for x in lifetimes)
+    f.update(f"type:{_TYPE_NAMES[x]}" for x in types)
+    f.update(f"op:{_OP_NAMES[x]}" for x in op_types)
+    if int(OperationType.IF) in op_types:
+        f.add("control:IF")
+    if int(OperationType.WHILE) in op_types:
+        f.add("control:WHILE")
+    if int(OperandLifeTime.NO_VALUE) in lifetimes:
+        f.add("no_value")
+    if types & QUANTIZED:
+        f.add("quantized")
+    if gen.relaxed:
+        f.add("relaxed")
+
+
+def generate_model(source: Source, config: ModelConfig = ModelConfig()) -> GeneratedModel:  # noqa: B008
+    """A random valid model drawn from `source` (GenerationRejected if the choices cannot make one)."""
+    gen = Gen(source, config)
+    gen.relaxed = gen.chance(config.relaxed_probability)
+    plain, control = _operation_pool(config)
+    if not plain and not control:
+        raise GenerationRejected("no operation to draw from")
+    main = Graph(main=True)
+    slots = source.integer(1, max(1, config.max_operations))
+    for _ in range(slots):
+        for _attempt in range(config.max_attempts):
+            try:
+                if control and (not plain or gen.chance(config.control_flow_probability)):
+                    # Subgraphs use the allowed data operations, or any when only control flow is allowed.
+                    draw_control_flow(gen, main, source.choice(control), plain or _DEFAULT)
+                else:
+                    _draw_plain(gen, main, plain)
+                break
+            except OpRejected:
+                continue
+        if source.exhausted and main.operations:
+            break
+    if not main.operations:
+        raise GenerationRejected("no operation could be drawn")
+    choose_main_outputs(gen, main)
+    model_json, build = assemble(gen, main)
+    _features(gen, main)
+    inputs = [main.operands[i].value for i in main.inputs]
+    outputs = [main.operands[i].value for i in main.outputs]
+    return GeneratedModel(model_json, build, inputs, outputs, frozenset(gen.features))

@@ -1,0 +1,240 @@
+"""Execution requests for generated models: pool layouts, memory kinds, dimensions and deliberately small outputs.
+
+`generate_request` runs the reference executor on the generated inputs (its result travels with the request, so a
+target does not run it again), then lays the inputs and outputs out over one or several pools (ashmem, mmap_fd
+with a non-zero offset, hardware_buffer_blob), with offsets, gaps and shared pools; dimensions are given or
+omitted where the model knows them and left to the driver where it does not; a few outputs get buffers that are
+too small, and the request records exactly which, so the oracle expects OUTPUT_INSUFFICIENT_SIZE on those.
+
+`materialize_request` turns the request JSON into a hal.Request over real shared memory holding the inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.case.pools import pool_from_json
+from harness.gen._draw import chance
+from harness.gen.models import GeneratedModel
+from harness.gen.source import Source
+from harness.hal import (
+    DataLocation,
+    ErrorStatus,
+    Model,
+    Request,
+    RequestArgument,
+    element_size,
+    is_scalar_type,
+    numpy_dtype,
+)
+from harness.hal.memory import Memory, MemoryKind
+from harness.reference import ReferenceResult, run_model
+
+__all__ = ["GeneratedRequest", "RequestConfig", "generate_request", "materialize_request", "output_byte_sizes"]
+
+_ALIGN = 8
+# Output buffer size used when the reference could not tell an output's size.
+_FALLBACK_OUTPUT_BYTES = 64
+
+
+@dataclass(frozen=True)
+class RequestConfig:
+    """What generate_request may produce."""
+
+    kinds: tuple[str, ...] = (
+        MemoryKind.ASHMEM.value,
+        MemoryKind.MMAP_FD.value,
+        MemoryKind.HARDWARE_BUFFER_BLOB.value,
+    )
+    max_pools: int = 3
+    mmap_offset_probability: float = 0.5  # an mmap_fd pool starts at a non-zero offset in its file
+    gap_probability: float = 0.3  # unused bytes before an argument
+    omit_known_dims_probability: float = 0.5  # an argument whose dimensions the model knows gives none
+    output_dims_probability: float = 0.3  # an output the model leaves unknown gets its actual dimensions anyway
+    too_small_probability: float = 0.05  # an output buffer smaller than the output
+    slack_probability: float = 0.2  # an output buffer larger than needed
+    loop_timeout_ns: int | None = None  # passed to the reference executor
+
+
+@dataclass
+class GeneratedRequest:
+    """A request in the case format, with what the reference expects of it."""
+
+    request_json: dict
+    expected: ReferenceResult
+    insufficient: frozenset[int] = frozenset()  # output positions whose buffer is deliberately too small
+    output_sizes: list[int | None] = field(default_factory=list)  # bytes each output needs (None = unknown)
+    loop_timeout_ns: int | None = None  # the loop timeout the expected result was computed with
+
+    @property
+    def too_small(self) -> frozenset[int]:
+        """Same as `insufficient`."""
+        return self.insufficient
+
+    @property
+    def output_lengths(self) -> list[int]:
+        """The buffer length given to each output."""
+        return [int(a["length"]) for a in self.request_json["outputs"]]
+
+
+def output_byte_sizes(model: Model, expected: ReferenceResult) -> list[int | None]:
+    """Bytes each main output needs: from the reference's outputs, else from fully known dimensions."""
+    sizes: list[int | None] = []
+    main = model.main
+    for k, index in enumerate(main.output_indexes):
+        operand = main.operands[index]
+        if expected.status == ErrorStatus.NONE and k < len(expected.outputs):
+            sizes.append(element_size(operand.type) * math.prod(np.shape(expected.outputs[k])))
+        elif is_scalar_type(operand.type):
+            sizes.append(element_size(operand.type))
+        elif operand.dimensions and 0 not in operand.dimensions:
+            sizes.append(element_size(operand.type) * math.prod(operand.dimensions))
+        else:
+            sizes.append(None)
+    return sizes
+
+
+class _Layout:
+    """Places argument regions over pools without overlaps."""
+
+    def __init__(self, src: Source, cfg: RequestConfig) -> None:
+        self.src = src
+        self.cfg = cfg
+        count = src.integer(1, max(1, cfg.max_pools))
+        self.pools: list[dict] = []
+        for _ in range(count):
+            kind = src.choice(cfg.kinds)
+            desc: dict = {"kind": kind, "size": 0}
+            if kind == MemoryKind.MMAP_FD.value and chance(src, cfg.mmap_offset_probability):
+                desc["offset"] = src.integer(1, 9000)
+            self.pools.append(desc)
+        self.ends = [0] * count
+
+    def place(self, length: int) -> tuple[int, int]:
+        """(pool, offset) of a new region of `length` bytes after everything placed so far in that pool."""
+        pool = self.src.integer(0, len(self.pools) - 1)
+        offset = -(-self.ends[pool] // _ALIGN) * _ALIGN
+        if chance(self.src, self.cfg.gap_probability):
+            offset += _ALIGN * self.src.integer(1, 4)
+        self.ends[pool] = offset + length
+        return pool, offset
+
+    def finish(self) -> list[dict]:
+        """The pool descriptions, sized to hold their regions."""
+        for desc, end in zip(self.pools, self.ends):
+            size = max(end, 1)
+            if desc["kind"] == MemoryKind.HARDWARE_BUFFER.value:
+                size = -(-size // 4) * 4
+            desc["size"] = size
+        return self.pools
+
+
+def generate_request(
+    source: Source,
+    generated: GeneratedModel,
+    config: RequestConfig = RequestConfig(),  # noqa: B008
+) -> GeneratedRequest:
+    """A request for the generated model and inputs, with the reference's expected result."""
+    model = generated.model
+    main = model.main
+    expected = run_model(model, generated.inputs, loop_timeout_ns=config.loop_timeout_ns)
+    layout = _Layout(source, config)
+    inputs_json = []
+    for index, value in zip(main.input_indexes, generated.inputs):
+        operand = main.operands[index]
+        if value is None:
+            inputs_json.append({"hasNoValue": True, "poolIndex": 0, "offset": 0, "length": 0, "dimensions": []})
+            continue
+        length = int(np.asarray(value).nbytes)
+        pool, offset = layout.place(length)
+        known = bool(operand.dimensions) and 0 not in operand.dimensions
+        scalar = is_scalar_type(operand.type)
+        give = not scalar and (not known or not chance(source, config.omit_known_dims_probability))
+        inputs_json.append(
+            {
+                "hasNoValue": False,
+                "poolIndex": pool,
+                "offset": offset,
+                "length": length,
+                "dimensions": [int(x) for x in np.shape(value)] if give else [],
+            }
+        )
+    sizes = output_byte_sizes(model, expected)
+    outputs_json = []
+    too_small = set()
+    for k, index in enumerate(main.output_indexes):
+        operand = main.operands[index]
+        size = sizes[k]
+        length = size if size is not None else _FALLBACK_OUTPUT_BYTES
+        if size and chance(source, config.too_small_probability):
+            length = source.integer(0, size - 1)
+            too_small.add(k)
+        elif chance(source, config.slack_probability):
+            length += element_size(operand.type) * source.integer(1, 8)
+        pool, offset = layout.place(length)
+        dims: list[int] = []
+        known = bool(operand.dimensions) and 0 not in operand.dimensions
+        actual = np.shape(expected.outputs[k]) if expected.status == ErrorStatus.NONE else None
+        if not is_scalar_type(operand.type):
+            if known and not chance(source, config.omit_known_dims_probability):
+                dims = [int(x) for x in operand.dimensions]
+            elif not known and actual is not None and chance(source, config.output_dims_probability):
+                dims = [int(x) for x in actual]
+        outputs_json.append(
+            {"hasNoValue": False, "poolIndex": pool, "offset": offset, "length": int(length), "dimensions": dims}
+        )
+    request_json = {"pools": layout.finish(), "inputs": inputs_json, "outputs": outputs_json}
+    return GeneratedRequest(request_json, expected, frozenset(too_small), sizes, config.loop_timeout_ns)
+
+
+def _argument(d: dict) -> RequestArgument:
+    if d.get("hasNoValue"):
+        return RequestArgument(has_no_value=True, dimensions=[int(x) for x in d.get("dimensions", [])])
+    location = DataLocation(int(d.get("poolIndex", 0)), int(d.get("offset", 0)), int(d.get("length", 0)))
+    return RequestArgument(False, location, [int(x) for x in d.get("dimensions", [])])
+
+
+def materialize_request(
+    request_json: dict, model: Model, inputs: Sequence[np.ndarray | None]
+) -> tuple[Request, list[Memory], Callable[[Sequence[Sequence[int]]], list[np.ndarray | None]]]:
+    """The hal.Request over new shared memory pools holding the inputs, the pools, and an output reader.
+
+    The reader takes each output's actual dimensions and returns its value (None where the buffer is too small
+    for them). On error every pool created so far is closed. The caller closes the pools when done.
+    """
+    memories: list[Memory] = []
+    try:
+        for desc in request_json["pools"]:
+            memories.append(pool_from_json(desc))
+        in_args = [_argument(d) for d in request_json["inputs"]]
+        out_args = [_argument(d) for d in request_json["outputs"]]
+        main = model.main
+        for arg, value, index in zip(in_args, inputs, main.input_indexes):
+            if arg.has_no_value or value is None:
+                continue
+            data = np.array(value, dtype=numpy_dtype(main.operands[index].type))
+            memories[arg.location.pool_index].write(arg.location.offset, data.tobytes())
+    except BaseException:
+        for memory in memories:
+            memory.close()
+        raise
+    dtypes = [numpy_dtype(model.main.operands[i].type) for i in model.main.output_indexes]
+
+    def read_outputs(dimensions: Sequence[Sequence[int]]) -> list[np.ndarray | None]:
+        values: list[np.ndarray | None] = []
+        for arg, dims, dtype in zip(out_args, dimensions, dtypes):
+            count = math.prod(dims)
+            nbytes = count * dtype.itemsize
+            if nbytes > arg.location.length:
+                values.append(None)
+                continue
+            raw = memories[arg.location.pool_index].read(arg.location.offset, nbytes)
+            values.append(np.frombuffer(raw, dtype=dtype).reshape(tuple(dims)).copy())
+        return values
+
+    request = Request(inputs=in_args, outputs=out_args, pools=list(memories))
+    return request, memories, read_outputs
