@@ -197,7 +197,7 @@ def box_with_nms_limit(call: OpCall) -> list[np.ndarray]:
 
 # Largest sub-pixel step accepted from the quadratic fit, in heatmap pixels.
 _MAX_KEYPOINT_DELTA = 1.5
-# A fit whose Hessian determinant is within atol + rtol * |dxx * dyy| of zero is treated as flat; half
+# A fit whose Hessian determinant is within atol + rtol * dxx * dyy of zero is treated as flat; half
 # precision heatmaps get the wider tolerance their precision calls for.
 _FLAT_TOLERANCE = {T.TENSOR_FLOAT16: 1e-3}
 _DEFAULT_FLAT_TOLERANCE = 1e-5
@@ -214,7 +214,7 @@ def _refine_peak(grid: np.ndarray, tolerance: float) -> tuple[float, float, floa
     hessian = np.array([[dxx, dxy], [dxy, dyy]], dtype=np.float64)
     diagonal = float(dxx * dyy)
     det = diagonal - float(dxy * dxy)
-    if abs(det) < tolerance + tolerance * abs(diagonal):
+    if abs(det) < tolerance + tolerance * diagonal:
         return 0.0, 0.0, center
     delta = np.array([(dyy * b[0] - dxy * b[1]) / det, (dxx * b[1] - dxy * b[0]) / det])
     largest = float(np.max(np.abs(delta)))
@@ -253,7 +253,8 @@ def heatmap_max_keypoint(call: OpCall) -> list[np.ndarray]:
     points = np.zeros((num_boxes, keypoints, 2), dtype=np.float32)
     for i in range(num_boxes):
         x1, y1, x2, y2 = (float(v) for v in boxes[i])
-        width, height = max(x2 - x1, 1.0), max(y2 - y1, 1.0)
+        # The box's own extent, not clamped: the keypoint lies inside the box whatever its size.
+        width, height = x2 - x1, y2 - y1
         for k in range(keypoints):
             heatmap = heatmaps[i, :, :, k]
             row, col = divmod(int(np.argmax(heatmap)), size_w)

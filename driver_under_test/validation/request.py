@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 
@@ -162,29 +163,45 @@ def _check_argument(
     return merged
 
 
-def _constant_regions(model: Model, memories: dict[int, object]) -> dict[int, list[_Region]]:
-    """CONSTANT_REFERENCE regions of the model that live in one of `memories` (by identity)."""
-    regions: dict[int, list[_Region]] = {}
-    pool_ids = [id(p) for p in model.pools]
-    if not any(pid in memories for pid in pool_ids):
+def _memory_key(pool: object) -> tuple:
+    """What makes two handles the same memory: the file behind the descriptor (a duplicated fd, a burst slot's
+    copy or a second pool entry of one file all name the same file), else the handle object itself."""
+    try:
+        st = os.fstat(pool.fd)  # type: ignore[attr-defined]
+    except (OSError, AttributeError, TypeError, ValueError):
+        return ("object", id(pool))
+    return ("file", st.st_dev, st.st_ino)
+
+
+def _base(pool: object) -> int:
+    """Where a handle's pool starts in its file, so regions of different handles compare in file coordinates."""
+    offset = getattr(pool, "offset", 0)
+    return offset if isinstance(offset, int) and offset >= 0 else 0
+
+
+def _constant_regions(model: Model, keys: set[tuple]) -> dict[tuple, list[_Region]]:
+    """CONSTANT_REFERENCE regions (in file coordinates) of the model that live in one of the memories `keys`."""
+    regions: dict[tuple, list[_Region]] = {}
+    pool_keys = [_memory_key(p) for p in model.pools]
+    if not any(key in keys for key in pool_keys):
         return regions
     for k, sg in enumerate([model.main, *model.referenced]):
         for i, operand in enumerate(sg.operands):
             if operand.lifetime != OperandLifeTime.CONSTANT_REFERENCE:
                 continue
             loc = operand.location
-            pid = pool_ids[loc.pool_index]
-            if pid in memories and loc.length:
+            key = pool_keys[loc.pool_index]
+            if key in keys and loc.length:
+                start = _base(model.pools[loc.pool_index]) + loc.offset
                 label = f"constant operand {i} of subgraph {k}"
-                regions.setdefault(pid, []).append(_Region(loc.offset, loc.offset + loc.length, False, label))
+                regions.setdefault(key, []).append(_Region(start, start + loc.length, False, label))
     return regions
 
 
 def _check_overlaps(model: Model, request: Request, pools: Sequence[object]) -> None:
     """V34/D14: an output overlaps no other output, no input and no constant in the same memory."""
     token_users: dict[int, list[tuple[bool, str]]] = {}
-    regions: dict[int, list[_Region]] = {}
-    memories: dict[int, object] = {}
+    regions: dict[tuple, list[_Region]] = {}
     for is_output, args in ((False, request.inputs), (True, request.outputs)):
         for position, arg in enumerate(args):
             if arg.has_no_value:
@@ -194,22 +211,22 @@ def _check_overlaps(model: Model, request: Request, pools: Sequence[object]) -> 
             if isinstance(pool, DriverBufferToken):
                 token_users.setdefault(pool.token, []).append((is_output, label))
             elif arg.location.length:
-                start = arg.location.offset
-                regions.setdefault(id(pool), []).append(_Region(start, start + arg.location.length, is_output, label))
-                memories[id(pool)] = pool
+                start = _base(pool) + arg.location.offset
+                region = _Region(start, start + arg.location.length, is_output, label)
+                regions.setdefault(_memory_key(pool), []).append(region)
     for token, users in token_users.items():
         outputs = [label for is_output, label in users if is_output]
         if outputs and len(users) > 1:
             raise invalid(f"driver buffer {token} is used by {', '.join(label for _, label in users)} while "
                           f"written as {outputs[0]}", "V34.driver_buffer_aliasing")  # fmt: skip
-    output_memories = {pid: memories[pid] for pid, rs in regions.items() if any(r.is_output for r in rs)}
-    for pid, constant_regions in _constant_regions(model, output_memories).items():
-        regions[pid].extend(constant_regions)
-    for pid in output_memories:
+    output_memories = {key for key, rs in regions.items() if any(r.is_output for r in rs)}
+    for key, constant_regions in _constant_regions(model, output_memories).items():
+        regions[key].extend(constant_regions)
+    for key in output_memories:
         # Sorted by start, a region overlaps an earlier one iff it starts before the furthest end seen so far.
         furthest_any: _Region | None = None
         furthest_output: _Region | None = None
-        for r in sorted(regions[pid], key=lambda r: (r.start, r.end)):
+        for r in sorted(regions[key], key=lambda r: (r.start, r.end)):
             other = furthest_any if r.is_output else furthest_output
             if other is not None and r.start < other.end:
                 raise invalid(f"{r.label} [{r.start}:{r.end}] overlaps {other.label} [{other.start}:{other.end}]",

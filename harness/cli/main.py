@@ -34,11 +34,41 @@ def _ops(argv: list[str]) -> int:
     return main_ops(argv)
 
 
+def _fuzz(argv: list[str]) -> int:
+    from harness.cli.fuzz_command import main_fuzz
+
+    return main_fuzz(argv)
+
+
+def _repro(argv: list[str]) -> int:
+    from harness.cli.repro_command import main_repro
+
+    return main_repro(argv)
+
+
+def _evaluate(argv: list[str]) -> int:
+    from harness.cli.evaluate_command import main_evaluate
+
+    return main_evaluate(argv)
+
+
+def _bench(argv: list[str]) -> int:
+    from harness.cli.bench_command import main_bench
+
+    return main_bench(argv)
+
+
 COMMANDS = {
     c.name: c
     for c in (
         Command("conformance", "run the public conformance vectors through the reference or a driver", _conformance),
         Command("ops", "list the operation catalogue: signatures, shape rules and reference kernels", _ops),
+        Command("fuzz", "fuzz one target with its Atheris script for a time budget and list the findings", _fuzz),
+        Command("repro", "replay a saved input isolated: the decoded case, the verdict and the traceback", _repro),
+        Command("evaluate", "measure whether and how fast the targets find each catalogued driver fault", _evaluate),
+        Command(
+            "bench", "executions per second of each target, and the harness's overhead over bare driver calls", _bench
+        ),
     )
 }
 

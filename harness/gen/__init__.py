@@ -25,12 +25,17 @@ _EXPORTS = {
     "generate_request": "harness.gen.requests",
     "materialize_request": "harness.gen.requests",
     "output_byte_sizes": "harness.gen.requests",
+    "MUTATIONS": "harness.gen.mutations",
+    "Mutation": "harness.gen.mutations",
+    "apply_random": "harness.gen.mutations",
+    "mutations_for": "harness.gen.mutations",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
     from harness.gen.models import GeneratedModel, ModelConfig, default_operations, generate_model
+    from harness.gen.mutations import MUTATIONS, Mutation, apply_random, mutations_for
     from harness.gen.requests import (
         GeneratedRequest,
         RequestConfig,

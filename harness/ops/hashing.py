@@ -12,7 +12,7 @@ import struct
 
 import numpy as np
 
-from harness.hal import OperationType
+from harness.hal import OperandType, OperationType
 from harness.ops._nn_util import F16, F32, I32, Q8, Inputs, define_single_form, dim, scalars, tensor
 from harness.ops.common import RANK_FROM_1, to_real
 from harness.ops.registry import KernelContext, ShapeContext, Signature
@@ -242,17 +242,31 @@ def _check_v10(ctx: ShapeContext) -> list[str]:
     return _check(ctx) + (["type 3 (sparse) needs HAL 1.2"] if kind == SPARSE else [])
 
 
+# The HAL puts "no restriction on DataType" on the input: any tensor type, each from the version that added it.
+_INPUT_TYPES_SINCE = {
+    F32: "V1_0",
+    I32: "V1_0",
+    Q8: "V1_0",
+    F16: "V1_2",
+    OperandType.TENSOR_BOOL8: "V1_2",
+    OperandType.TENSOR_QUANT16_SYMM: "V1_2",
+    OperandType.TENSOR_QUANT16_ASYMM: "V1_2",
+    OperandType.TENSOR_QUANT8_SYMM: "V1_2",
+    OperandType.TENSOR_QUANT8_ASYMM_SIGNED: "V1_3",
+}
+
+
 def _signatures() -> list[Signature]:
-    """Float32 hashes since HAL 1.0 (type 3 needs 1.2), float16 hashes and float16 inputs since HAL 1.2."""
+    """Float32 hashes since HAL 1.0 (type 3 needs 1.2), float16 hashes since HAL 1.2; any input tensor type."""
     sigs = []
     for hash_t in (F32, F16):
-        for data_t in (F32, F16, I32, Q8):
+        for data_t, since in _INPUT_TYPES_SINCE.items():
             ins = (tensor("hash", hash_t, 2), tensor("input", data_t, RANK_FROM_1),
                    tensor("weight", hash_t, 1, optional=True), *scalars("type"))
             out = (tensor("output", I32, 1),)
-            if hash_t == F32 and data_t != F16:
+            if hash_t == F32 and since == "V1_0":
                 sigs.append(Signature(ins, out, None, "V1_0", _check_v10))
-            sigs.append(Signature(ins, out, None, "V1_2", _check))
+            sigs.append(Signature(ins, out, None, "V1_3" if since == "V1_3" else "V1_2", _check))
     return sigs
 
 

@@ -1,5 +1,44 @@
-"""The oracle's rules: accuracy criteria for output values (and, as they arrive, status and shape rules)."""
+"""The oracle's rules: accuracy criteria for output values, verdicts, and the status, shape and timing rules."""
 
 from harness.oracle.accuracy import Comparison, WorstElement, accuracy_class, compare, tolerance_for
+from harness.oracle.rules import (
+    Expectation,
+    Finding,
+    exception_verdict,
+    hang_verdict,
+    judge_execution,
+    judge_model_rejected,
+    judge_outputs,
+    judge_preparation_rejected,
+    judge_rejected_request,
+    judge_supported_operations,
+    judge_valid_preparation,
+    verdict_of,
+)
+from harness.oracle.verdict import RULES, Outcome, Rule, RuleViolation, Verdict, define_rule
 
-__all__ = ["Comparison", "WorstElement", "accuracy_class", "compare", "tolerance_for"]
+__all__ = [
+    "RULES",
+    "Comparison",
+    "Expectation",
+    "Finding",
+    "Outcome",
+    "Rule",
+    "RuleViolation",
+    "Verdict",
+    "WorstElement",
+    "accuracy_class",
+    "compare",
+    "define_rule",
+    "exception_verdict",
+    "hang_verdict",
+    "judge_execution",
+    "judge_model_rejected",
+    "judge_outputs",
+    "judge_preparation_rejected",
+    "judge_rejected_request",
+    "judge_supported_operations",
+    "judge_valid_preparation",
+    "tolerance_for",
+    "verdict_of",
+]

@@ -1,0 +1,35 @@
+"""Fuzz targets: decode a Source into a Case, drive a driver through the HAL interface, judge with the oracle.
+
+Importing this package registers every target in TARGETS. `run_atheris_one` is what the fuzz scripts call.
+"""
+
+from __future__ import annotations
+
+from harness.gen.source import GenerationRejected
+from harness.gen.sources import BytesSource
+from harness.hal import Device
+from harness.oracle.verdict import RuleViolation
+from harness.targets import execution, request, validation  # noqa: F401  (each registers its target)
+from harness.targets.base import TARGETS, Case, Target, register_target
+
+
+def get_target(name: str) -> Target:
+    """The registered target of this name (KeyError naming the known ones)."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise KeyError(f"no target {name!r}; known: {', '.join(sorted(TARGETS))}") from None
+
+
+def run_atheris_one(target: Target, data: bytes, device: Device) -> None:
+    """One fuzzer input: decode, run; returns on SUCCESS or a rejected draw, raises RuleViolation otherwise."""
+    try:
+        case = target.decode(BytesSource(data))
+    except GenerationRejected:
+        return
+    verdict = target.run(case, device)
+    if not verdict.ok:
+        raise RuleViolation(verdict)
+
+
+__all__ = ["TARGETS", "Case", "Target", "get_target", "register_target", "run_atheris_one"]

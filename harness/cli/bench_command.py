@@ -1,0 +1,74 @@
+"""`nnfuzz bench`: executions per second of each target on the fault-free driver, and the harness's overhead."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from harness.drivers import DEFAULT_DRIVER, DriverSpecError
+
+EXIT_OK, EXIT_MISUSE = 0, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of the bench command."""
+    parser = argparse.ArgumentParser(
+        prog="nnfuzz bench",
+        description="Measure executions per second of each target, in-process on one core, on the fault-free "
+        "driver; for validation and execution also the bare driver calls on the same cases, and the ratio.",
+    )
+    parser.add_argument("--seconds", type=float, default=10.0, metavar="N", help="time per target (default 10)")
+    parser.add_argument("--targets", nargs="+", metavar="T", help="targets (default: every registered target)")
+    parser.add_argument(
+        "--driver", default=DEFAULT_DRIVER, metavar="MODULE:FACTORY", help=f"driver (default {DEFAULT_DRIVER})"
+    )
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON to OUT")
+    return parser
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "-" if x is None else format(x, spec)
+
+
+def main_bench(argv: list[str]) -> int:
+    """Run the command."""
+    from harness.bench import TargetDone, TargetStarted, report_json, run_bench
+    from harness.runner import UnknownTarget, registered_targets, resolve_target
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    targets = args.targets or sorted(registered_targets())
+    try:
+        for t in targets:
+            resolve_target(t)
+    except UnknownTarget as exc:
+        print(f"nnfuzz bench: {exc}", file=sys.stderr)
+        return EXIT_MISUSE
+
+    def progress(event: TargetStarted | TargetDone) -> None:
+        if isinstance(event, TargetStarted):
+            print(f"measuring {event.name} for {event.seconds:g} s...", file=sys.stderr, flush=True)
+
+    try:
+        results = run_bench(targets, args.seconds, args.driver, progress)
+    except DriverSpecError as exc:
+        print(f"nnfuzz bench: {exc}", file=sys.stderr)
+        return EXIT_MISUSE
+    print(f"{'target':16} {'exec/s':>10} {'cases':>8} {'failed':>7} {'bare calls/s':>13} {'overhead':>9}")
+    for r in results:
+        ratio = r.overhead_ratio
+        print(
+            f"{r.name:16} {r.execs_per_second:10.1f} {r.executions:8} {r.failures:7} "
+            f"{_fmt(r.bare_per_second, '13.1f'):>13} {_fmt(ratio, '8.1f') + ('x' if ratio else ''):>9}"
+        )
+    print("overhead: bare driver calls per second / whole cases per second (decode, drive, judge)")
+    if any(r.failures for r in results):
+        print("note: some cases failed on the fault-free driver; run `nnfuzz evaluate` or fuzz to see them")
+    if args.json:
+        args.json.write_text(json.dumps(report_json(results), indent=1) + "\n")
+    return EXIT_OK

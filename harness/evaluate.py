@@ -1,0 +1,263 @@
+"""Evaluating the harness against the driver's fault catalogue: is each planted bug found, and how fast.
+
+For each fault the driver is started with that fault alone (through its factory, `faults=[name]`) in a worker
+process, and seeded random cases of the targets run round-robin until one fails or the budget is spent. A
+failure counts for the fault only if the same case passes on the fault-free driver; otherwise it is a false
+alarm. The fault-free driver also gets the same budget on its own: anything found there is a false alarm too.
+
+The catalogue is read from the driver's `faults` module as metadata only (names, areas, descriptions); the
+driver itself is reached only through the HAL, by its `module:factory` spec. Progress and results are reported
+as events; printing them is the caller's business.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.case.files import dump_case
+from harness.drivers import DEFAULT_DRIVER
+from harness.runner import Finding, WorkerPool, resolve_target
+
+CATALOGUE_MODULE = "driver_under_test.faults"
+DEFAULT_BUDGET_S = 60.0
+# Longer than the targets' own wait for a callback (10 s), so that they report an asynchronous hang themselves.
+DEFAULT_TIMEOUT_S = 20.0
+BATCH_S = 1.0  # how often the worker reports back (a progress event each time)
+_BATCH_COUNT = 1_000_000  # seeds per batch: the batch's time ends it first
+
+
+@dataclass(frozen=True)
+class FaultInfo:
+    """A catalogued fault, as metadata."""
+
+    name: str
+    area: str
+    description: str
+
+
+def load_catalogue(module: str = CATALOGUE_MODULE) -> list[FaultInfo]:
+    """The fault catalogue a driver's faults module declares (its CATALOGUE: name -> object with area, description)."""
+    catalogue = importlib.import_module(module).CATALOGUE
+    return [FaultInfo(f.name, f.area, f.description) for f in catalogue.values()]
+
+
+def catalogue_module_for(driver_spec: str) -> str:
+    """The faults module of the package a driver spec's factory lives in (driver_under_test.faults by default)."""
+    return driver_spec.partition(":")[0].split(".")[0] + ".faults"
+
+
+@dataclass
+class FaultResult:
+    """Whether and how fast a fault was found."""
+
+    name: str
+    area: str
+    found: bool = False
+    seconds: float | None = None  # time to the finding, excluding worker start-up
+    target: str | None = None
+    rule: str | None = None
+
+    def to_json(self) -> dict:
+        """The report's entry."""
+        seconds = None if self.seconds is None else round(self.seconds, 3)
+        return {
+            "name": self.name,
+            "area": self.area,
+            "found": self.found,
+            "seconds": seconds,
+            "target": self.target,
+            "rule": self.rule,
+        }
+
+
+@dataclass
+class FalseAlarm:
+    """A failure the fault-free driver shows as well."""
+
+    fault: str | None  # the fault run it turned up in (None: the fault-free run)
+    target: str
+    rule: str | None
+    title: str
+    signature: str
+    seconds: float
+    case_file: str | None = None
+
+    def to_json(self) -> dict:
+        """The report's entry."""
+        return {
+            "fault": self.fault,
+            "target": self.target,
+            "rule": self.rule,
+            "title": self.title,
+            "signature": self.signature,
+            "seconds": round(self.seconds, 3),
+            "case_file": self.case_file,
+        }
+
+
+@dataclass
+class Report:
+    """The evaluation's outcome."""
+
+    faults: list[FaultResult] = field(default_factory=list)
+    false_alarms: list[FalseAlarm] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Every fault found and no false alarm."""
+        return all(f.found for f in self.faults) and not self.false_alarms
+
+    def to_json(self) -> dict:
+        """{"faults": [...], "false_alarms": [...]}."""
+        return {"faults": [f.to_json() for f in self.faults], "false_alarms": [a.to_json() for a in self.false_alarms]}
+
+
+# -- events -------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunStarted:
+    """A fault's run (fault None: the fault-free run) begins."""
+
+    fault: str | None
+    budget_s: float
+
+
+@dataclass
+class Progress:
+    """A run's figures so far."""
+
+    fault: str | None
+    seconds: float
+    cases: int
+    rejected: int
+
+
+@dataclass
+class FaultDone:
+    """A fault's run ended."""
+
+    result: FaultResult
+    cases: int
+
+
+@dataclass
+class FalseAlarmSeen:
+    """A false alarm turned up."""
+
+    alarm: FalseAlarm
+
+
+@dataclass
+class CleanRunDone:
+    """The fault-free run ended."""
+
+    cases: int
+    failing: int  # cases that failed (each a false alarm; several may share one signature)
+    new_alarms: int  # signatures not seen before in this evaluation
+
+
+Event = RunStarted | Progress | FaultDone | FalseAlarmSeen | CleanRunDone
+
+
+@dataclass
+class Config:
+    """What to evaluate."""
+
+    faults: Sequence[FaultInfo]
+    targets: Sequence[str]
+    driver: str = DEFAULT_DRIVER
+    budget_s: float = DEFAULT_BUDGET_S
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    out_dir: Path | None = None  # where failing cases are saved as case JSON (nothing saved when None)
+    batch_s: float = BATCH_S
+
+
+class _Hunt:
+    """Seeded cases on one driver until a finding or the budget; resumable after a finding."""
+
+    def __init__(self, pool: WorkerPool, config: Config, fault: str | None, emit: Callable[[Event], None]) -> None:
+        self.pool, self.config, self.fault, self.emit = pool, config, fault, emit
+        self.seed = 0
+        self.spent = 0.0  # seconds of running cases (worker start-ups excluded)
+        self.cases = 0
+        self.rejected = 0
+
+    def next_finding(self) -> Finding | None:
+        """Run until a finding (returned) or the budget is spent (None)."""
+        while self.spent < self.config.budget_s:
+            self.pool.start()
+            seconds = min(self.config.batch_s, self.config.budget_s - self.spent)
+            began = time.perf_counter()
+            batch = self.pool.run_random(self.config.targets, self.seed, _BATCH_COUNT, seconds)
+            self.spent += time.perf_counter() - began
+            self.seed += batch.attempted
+            self.cases += batch.attempted - batch.rejected
+            self.rejected += batch.rejected
+            self.emit(Progress(self.fault, self.spent, self.cases, self.rejected))
+            if batch.finding is not None:
+                return batch.finding
+        return None
+
+
+def _save(config: Config, fault: str | None, finding: Finding) -> str | None:
+    if config.out_dir is None or finding.case is None:
+        return None
+    path = config.out_dir / f"{fault or 'fault-free'}-{finding.target}-{finding.verdict.signature}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dump_case(finding.case, path)
+    return str(path)
+
+
+def _alarm(config: Config, fault: str | None, finding: Finding, seconds: float) -> FalseAlarm:
+    v = finding.verdict
+    return FalseAlarm(fault, finding.target, v.rule, v.title, v.signature, seconds, _save(config, fault, finding))
+
+
+def _passes_clean(clean: WorkerPool, target_ref: str, finding: Finding) -> bool:
+    """True if the finding's case passes on the fault-free driver (so the fault is what made it fail)."""
+    if finding.case is None:
+        return False
+    return clean.run(target_ref, finding.case).verdict.ok
+
+
+def evaluate(config: Config, emit: Callable[[Event], None] = lambda e: None) -> Report:
+    """Hunt each fault, then run the fault-free driver; the report of what was found and what was a false alarm."""
+    report = Report()
+    refs = {resolve_target(ref).name: ref for ref in config.targets}
+    seen_alarms: set[str] = set()
+
+    def alarm(fault: str | None, finding: Finding, seconds: float) -> None:
+        if finding.verdict.signature in seen_alarms:
+            return
+        seen_alarms.add(finding.verdict.signature)
+        report.false_alarms.append(_alarm(config, fault, finding, seconds))
+        emit(FalseAlarmSeen(report.false_alarms[-1]))
+
+    with WorkerPool(config.driver, [], config.timeout_s) as clean:
+        for fault in config.faults:
+            emit(RunStarted(fault.name, config.budget_s))
+            result = FaultResult(fault.name, fault.area)
+            with WorkerPool(config.driver, [fault.name], config.timeout_s) as pool:
+                hunt = _Hunt(pool, config, fault.name, emit)
+                while (finding := hunt.next_finding()) is not None:
+                    if _passes_clean(clean, refs[finding.target], finding):
+                        _save(config, fault.name, finding)
+                        result.found, result.seconds = True, hunt.spent
+                        result.target, result.rule = finding.target, finding.verdict.rule
+                        break
+                    alarm(fault.name, finding, hunt.spent)
+            report.faults.append(result)
+            emit(FaultDone(result, hunt.cases))
+        emit(RunStarted(None, config.budget_s))
+        hunt = _Hunt(clean, config, None, emit)
+        alarms_before, failing = len(report.false_alarms), 0
+        while (finding := hunt.next_finding()) is not None:
+            failing += 1
+            alarm(None, finding, hunt.spent)
+        emit(CleanRunDone(hunt.cases, failing, len(report.false_alarms) - alarms_before))
+    return report

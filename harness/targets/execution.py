@@ -1,0 +1,309 @@
+"""The execution target: valid models and requests run on every execution path and judged against the reference.
+
+A case is a generated model, its input values and a valid request (pool layout, memory kinds, unknown output
+dimensions, deliberately too-small outputs), executed with or without timing measurement, maybe with a deadline
+(already passed, or far away) and the loop timeout the request was generated for. The reference executor, run
+at judging time on the model and inputs rebuilt from the case JSON, prescribes the status, the output shapes and
+the values. `execute_case` is shared with the request target, which expects some paths to reject the request.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness import ops
+from harness.case import model_from_json, to_json_values
+from harness.gen.models import ModelConfig, generate_model
+from harness.gen.requests import RequestConfig, generate_request
+from harness.gen.source import Source
+from harness.hal import (
+    Device,
+    ErrorStatus,
+    MeasureTiming,
+    Model,
+    OperationType,
+    PreparedModel,
+    Request,
+    is_tensor_type,
+    merge_dimensions,
+)
+from harness.oracle.rules import (
+    Expectation,
+    Finding,
+    judge_execution,
+    judge_outputs,
+    judge_paths_agree,
+    judge_rejected_request,
+    judge_supported_operations,
+    judge_valid_preparation,
+    verdict_of,
+)
+from harness.oracle.verdict import Verdict
+from harness.paths import PATHS, ExecutionArgs
+from harness.reference import ReferenceResult, judge_output_sizes, run_model, validate_model
+from harness.reference.validator import validate_fenced_request, validate_request
+from harness.targets._common import (
+    DEFAULT_TIMEOUT_S,
+    BuiltRequest,
+    build_request,
+    call,
+    close_model_pools,
+    guarded,
+    inputs_from_json,
+    prepare,
+    supported_operations,
+)
+from harness.targets.base import Case, register_target
+
+# A deadline this far away cannot be missed by a small execution: it is judged like no deadline.
+FAR_DEADLINE_NS = 10_000_000_000
+# No deadline mostly; now and then one already passed (MISSED_DEADLINE_*) or one far away (like none).
+DEFAULT_DEADLINES: tuple[int | None, ...] = (None, None, None, None, None, None, -1, 6 * FAR_DEADLINE_NS)
+
+
+@dataclass
+class ExecutionTarget:
+    """Fuzz target for executions of valid requests."""
+
+    name: str = "execution"
+    model_config: ModelConfig = field(default_factory=ModelConfig)
+    request_config: RequestConfig = field(default_factory=RequestConfig)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    paths: tuple[str, ...] | None = None  # execution paths to run (None: every path of harness.paths.PATHS)
+    # Execution deadlines to draw from, relative to the call in nanoseconds (None: no deadline; <= 0: passed).
+    deadlines: tuple[int | None, ...] = DEFAULT_DEADLINES
+
+    def decode(self, source: Source) -> Case:
+        """A generated model, inputs and a valid request, with timing measured or not and maybe a deadline."""
+        generated = generate_model(source, self.model_config)
+        try:
+            request = generate_request(source, generated, self.request_config)
+            execution = {
+                "measure": source.boolean(),
+                "deadlineNs": source.choice(self.deadlines),
+                "loopTimeoutNs": request.loop_timeout_ns,
+            }
+            return Case(
+                self.name,
+                generated.model_json,
+                request=request.request_json,
+                inputs=inputs_to_json(generated.inputs),
+                execution=execution,
+                expect={"valid": True, "insufficient": sorted(request.insufficient)},
+            )
+        finally:
+            close_model_pools(generated.model)
+
+    def run(self, case: Case, device: Device) -> Verdict:
+        """Every applicable path (fenced only for fully specified outputs), judged against the reference."""
+        return execute_case(self.name, case, device, Plan(paths=self.paths, timeout_s=self.timeout_s))
+
+
+def inputs_to_json(inputs: Sequence[np.ndarray | None]) -> list[dict]:
+    """Input arrays as case.inputs entries."""
+    return [
+        {"noValue": True} if a is None else {"dimensions": list(np.shape(a)), "value": to_json_values(a)}
+        for a in inputs
+    ]
+
+
+@dataclass
+class _Context:
+    """Everything one case's executions share."""
+
+    target: str
+    case: Case
+    model: Model
+    inputs: list[np.ndarray | None]
+    prepared: PreparedModel
+    all_supported: bool
+    timeout_s: float
+    reference: ReferenceResult | None = None
+    expectation: Expectation | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def measure(self) -> bool:
+        return bool(self.case.execution.get("measure", False))
+
+    def args(self) -> ExecutionArgs:
+        """Per-execution arguments; a relative deadline becomes absolute just before the call."""
+        deadline_ns = self.case.execution.get("deadlineNs")
+        deadline = None if deadline_ns is None else time.monotonic_ns() + int(deadline_ns)
+        return ExecutionArgs(
+            measure=MeasureTiming.YES if self.measure else MeasureTiming.NO,
+            deadline=deadline,
+            loop_timeout=self.case.execution.get("loopTimeoutNs"),
+            timeout_s=self.timeout_s,
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How execute_case runs a case: on which paths, which of them must reject it, and how long to wait."""
+
+    invalid_on: frozenset[str] = frozenset()  # paths that must reject the request
+    paths: tuple[str, ...] | None = None  # None: every path of harness.paths.PATHS
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+
+def execute_case(target: str, case: Case, device: Device, plan: Plan) -> Verdict:
+    """Prepare the case's model and run its request on each path of the plan, judging each with the oracle.
+
+    Paths in `plan.invalid_on` must reject the request; the others must execute it as the reference does. The
+    fenced path runs only when it must reject the request or the request's outputs are fully specified.
+    """
+    model = model_from_json(case.model)
+    try:
+        return guarded(target, lambda: _execute(target, case, model, device, plan))
+    finally:
+        close_model_pools(model)
+
+
+def _execute(target: str, case: Case, model: Model, device: Device, plan: Plan) -> Verdict:
+    status, flags = supported_operations(device, model)
+    finding = judge_supported_operations(status, flags, len(model.main.operations))
+    prepared = None
+    if finding is None:
+        p = prepare(device, model, timeout_s=plan.timeout_s)
+        finding, unsupported = judge_valid_preparation(p.launch, p.status, p.prepared, all(flags))
+        if unsupported:
+            return verdict_of([], target, unsupported=True)
+        prepared = p.prepared
+    if finding is not None or prepared is None:
+        if validate_model(model):
+            # The generator built an invalid model: the driver was right to reject it.
+            return verdict_of([], target, disputed="built as valid, the reference validator says invalid")
+        return verdict_of([finding] if finding else [], target)
+    inputs = inputs_from_json(case.inputs, model)
+    ctx = _Context(target, case, model, inputs, prepared, all(flags), plan.timeout_s)
+    statuses: dict[str, ErrorStatus] = {}
+    # One set of pools serves every path (as a client reuses its memories), put back as built before each.
+    built = build_request(case.request, model, inputs)
+    try:
+        for number, path in enumerate(_paths_for(case, model, plan)):
+            if number:
+                built.reset()
+            findings, status = _run_path(ctx, built, path, rejects=path in plan.invalid_on)
+            if findings:
+                return verdict_of(findings, target, **ctx.extras)
+            statuses[path] = status
+    finally:
+        built.close()
+    if ctx.reference is not None and ctx.reference.unspecified:
+        finding = judge_paths_agree(statuses)
+        if finding is not None:
+            return verdict_of([finding], target, **ctx.extras)
+    return verdict_of([], target, **ctx.extras)
+
+
+def _paths_for(case: Case, model: Model, plan: Plan) -> list[str]:
+    """The plan's paths in PATHS order; fenced only when it must reject or the request suits it."""
+    fenced = "fenced" in plan.invalid_on or _fenced_applies(case, model)
+    wanted = PATHS if plan.paths is None else plan.paths
+    return [p for p in PATHS if p in wanted and (p != "fenced" or fenced)]
+
+
+def _fenced_applies(case: Case, model: Model) -> bool:
+    """The fenced path takes only requests whose outputs are fully specified and non-empty (V37)."""
+    main = model.main
+    for arg, index in zip((case.request or {}).get("outputs", []), main.output_indexes):
+        operand = main.operands[index]
+        if arg.get("hasNoValue") or not is_tensor_type(operand.type):
+            continue
+        dims = merge_dimensions(operand.dimensions, arg.get("dimensions", []))
+        if not dims or any(d == 0 for d in dims):
+            return False
+    return True
+
+
+def _run_path(ctx: _Context, built: BuiltRequest, path: str, *, rejects: bool) -> tuple[list[Finding], ErrorStatus]:
+    """Run one path on the request and judge it; (findings, status)."""
+    outcome = call(f"{path} execution", PATHS[path], ctx.prepared, built.request, ctx.args())
+    if rejects:
+        finding = judge_rejected_request(outcome)
+        if finding is None:
+            return [], outcome.status
+        if not _validator_rejects(ctx, built.request, path):
+            ctx.extras["disputed"] = f"built as invalid on {path}, the reference validator says valid"
+            return _judge_valid(ctx, path, outcome, built), outcome.status
+        return [finding], outcome.status
+    return _judge_valid(ctx, path, outcome, built), outcome.status
+
+
+def _validator_rejects(ctx: _Context, request: Request, path: str) -> bool:
+    validate = validate_fenced_request if path == "fenced" else validate_request
+    return bool(validate(ctx.model, request))
+
+
+def _judge_valid(ctx: _Context, path: str, outcome: object, built: BuiltRequest) -> list[Finding]:
+    expected = _expectation(ctx, built.request)
+    findings = judge_execution(outcome, expected)
+    if findings or outcome.status != ErrorStatus.NONE:  # type: ignore[attr-defined]
+        return findings
+    reference = ctx.reference
+    if reference is None or reference.unspecified or reference.status != ErrorStatus.NONE:
+        return []
+    if expected.status != ErrorStatus.NONE:
+        return []  # NONE accepted because of a deadline or loop timeout: the outputs may not be complete
+    actual = built.read_outputs([e.shape for e in reference.outputs])
+    types = [ctx.model.main.operands[i].type for i in ctx.model.main.output_indexes]
+    relaxed = ctx.model.relax_computation_float32_to_float16
+    finding = judge_outputs(path, actual, reference.outputs, types, relaxed, ignore=unspecified_outputs(ctx.model))
+    return [finding] if finding else []
+
+
+def _expectation(ctx: _Context, request: Request) -> Expectation:
+    """The oracle's expectation for this case (computed once; the reference runs lazily)."""
+    if ctx.expectation is not None:
+        return ctx.expectation
+    execution = ctx.case.execution
+    loop_timeout = execution.get("loopTimeoutNs")
+    reference = run_model(ctx.model, ctx.inputs, loop_timeout_ns=loop_timeout)
+    ctx.reference = reference
+    deadline_ns = execution.get("deadlineNs")
+    timing_dependent = (deadline_ns is not None and 0 < deadline_ns < FAR_DEADLINE_NS) or (
+        loop_timeout is not None and _has_while(ctx.model)
+    )
+    status = reference.status
+    shapes = []
+    if deadline_ns is not None and deadline_ns <= 0:
+        status = ErrorStatus.MISSED_DEADLINE_TRANSIENT  # the deadline has passed before the execution starts
+    elif status == ErrorStatus.NONE and not reference.unspecified:
+        lengths = [None if a.has_no_value else a.location.length for a in request.outputs]
+        status, shapes = judge_output_sizes(ctx.model, lengths, reference.outputs)
+    ctx.expectation = Expectation(
+        status=status,
+        shapes=shapes,
+        fully_specified=_fenced_applies(ctx.case, ctx.model),
+        measure=ctx.measure,
+        unspecified=reference.unspecified,
+        timing_dependent=timing_dependent,
+        unsupported_ok=not ctx.all_supported,
+    )
+    return ctx.expectation
+
+
+def unspecified_outputs(model: Model) -> set[int]:
+    """Positions of main outputs whose values the HAL leaves to the implementation (catalogue hint)."""
+    main = model.main
+    producer = {out: (op, k) for op in main.operations for k, out in enumerate(op.outputs)}
+    found = set()
+    for position, index in enumerate(main.output_indexes):
+        if index in producer:
+            op, k = producer[index]
+            spec = ops.get(op.type)
+            if spec is not None and k in spec.hints.get("unspecified_outputs", ()):
+                found.add(position)
+    return found
+
+
+def _has_while(model: Model) -> bool:
+    return any(op.type == OperationType.WHILE for g in (model.main, *model.referenced) for op in g.operations)
+
+
+TARGET = register_target(ExecutionTarget())

@@ -1,0 +1,87 @@
+"""The request target: V30-V37 mutations of valid requests, which every execution path must reject.
+
+A case is a generated model, its inputs and a valid request broken by one request mutation (invalid on every path)
+or one fenced-request mutation (invalid on the fenced path only; the other paths must still execute it correctly).
+Rejection means INVALID_ARGUMENT with no output shapes and no timing. As in the validation target, the reference
+validator has the last word when the driver disagrees with how the case was built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.gen.models import ModelConfig, generate_model
+from harness.gen.mutations import Mutation, apply_random
+from harness.gen.requests import RequestConfig, generate_request, materialize_request
+from harness.gen.source import GenerationRejected, Source
+from harness.hal import Device, Model, Request
+from harness.hal.memory import Memory
+from harness.oracle.verdict import Verdict
+from harness.paths import PATHS
+from harness.targets._common import DEFAULT_TIMEOUT_S, close_model_pools, request_to_json
+from harness.targets.base import Case, register_target
+from harness.targets.execution import Plan, execute_case, inputs_to_json
+
+# How often (out of 4) decode breaks the request for every path or for the fenced path only.
+DEFAULT_KINDS = ("request", "request", "request", "fenced_request")
+
+
+@dataclass
+class RequestTarget:
+    """Fuzz target for request validation on every execution path."""
+
+    name: str = "request"
+    model_config: ModelConfig = field(default_factory=ModelConfig)
+    request_config: RequestConfig = field(default_factory=RequestConfig)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    paths: tuple[str, ...] | None = None  # execution paths to run (None: every path of harness.paths.PATHS)
+    kinds: tuple[str, ...] = DEFAULT_KINDS  # "request" or "fenced_request", drawn uniformly (repeat to weigh)
+
+    def decode(self, source: Source) -> Case:
+        """A generated model and inputs with a valid request broken by one mutation."""
+        generated = generate_model(source, self.model_config)
+        try:
+            generated_request = generate_request(source, generated, self.request_config)
+            request, owned, _ = materialize_request(generated_request.request_json, generated.model, generated.inputs)
+            try:
+                kind, mutation, mutated = self._mutate(source, generated.model, request)
+                # Pools a mutation created (a shrunk pool) are ours to close; the model's own pools are not.
+                owned += [
+                    p for p in mutated.pools if isinstance(p, Memory) and all(p is not q for q in generated.model.pools)
+                ]
+                request_json = request_to_json(mutated, generated.model)
+            finally:
+                for memory in owned:
+                    memory.close()
+            return Case(
+                self.name,
+                generated.model_json,
+                request=request_json,
+                inputs=inputs_to_json(generated.inputs),
+                execution={"measure": source.boolean(), "deadlineNs": None, "loopTimeoutNs": None},
+                expect={"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v},
+            )
+        finally:
+            close_model_pools(generated.model)
+
+    def _mutate(self, source: Source, model: Model, request: Request) -> tuple[str, Mutation, Request]:
+        kind = source.choice(self.kinds)
+        try:
+            mutation, mutated = apply_random(kind, (model, request), source)
+        except GenerationRejected:
+            # A model with fully specified outputs offers no fenced-only mutation: break the request everywhere.
+            if kind != "fenced_request" or "request" not in self.kinds:
+                raise
+            kind = "request"
+            mutation, mutated = apply_random(kind, (model, request), source)
+        return kind, mutation, mutated
+
+    def run(self, case: Case, device: Device) -> Verdict:
+        """Every path must reject a broken request; a fenced-only breakage is executed normally elsewhere."""
+        kind = case.expect.get("kind", "request")
+        invalid_on = frozenset(PATHS) if kind == "request" else frozenset({"fenced"})
+        plan = Plan(invalid_on=invalid_on, paths=self.paths, timeout_s=self.timeout_s)
+        return execute_case(self.name, case, device, plan)
+
+
+TARGET = register_target(RequestTarget())

@@ -1,0 +1,129 @@
+"""The validation target: getSupportedOperations and prepareModel on valid models and on V-catalogue mutations.
+
+A case is a generated model, left valid, mutated into an invalid one (V1-V20, V23-V25) or prepared with an
+invalid preference or priority (V21, V22). The expectation comes from how the case was built (`case.expect`);
+when the driver disagrees with it, the reference validator has the last word, so a mutation that happened to
+leave the model valid is never reported as a driver failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.case import model_from_json, model_to_json
+from harness.gen.models import ModelConfig, generate_model
+from harness.gen.mutations import apply_random
+from harness.gen.source import Source
+from harness.hal import Device, Model
+from harness.oracle.rules import (
+    Finding,
+    judge_model_rejected,
+    judge_preparation_rejected,
+    judge_supported_operations,
+    judge_valid_preparation,
+    verdict_of,
+)
+from harness.oracle.verdict import Verdict
+from harness.reference import validate_model, validate_preparation
+from harness.targets._common import (
+    DEFAULT_PREFERENCE,
+    DEFAULT_PRIORITY,
+    DEFAULT_TIMEOUT_S,
+    close_model_pools,
+    guarded,
+    prepare,
+    supported_operations,
+)
+from harness.targets.base import Case, register_target
+
+# How often (out of 8) decode leaves the model valid, mutates the model, or mutates the preparation arguments.
+DEFAULT_KINDS = ("valid", "valid", "model", "model", "model", "model", "model", "preparation")
+
+
+@dataclass
+class ValidationTarget:
+    """Fuzz target for model validation and preparation."""
+
+    name: str = "validation"
+    config: ModelConfig = field(default_factory=ModelConfig)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    kinds: tuple[str, ...] = DEFAULT_KINDS  # drawn uniformly: "valid", "model" or "preparation" (repeat to weigh)
+
+    def decode(self, source: Source) -> Case:
+        """A generated model, valid or mutated (model or preparation arguments)."""
+        generated = generate_model(source, self.config)
+        kind = source.choice(self.kinds)
+        execution = {"preference": DEFAULT_PREFERENCE, "priority": DEFAULT_PRIORITY}
+        if kind == "valid":
+            return Case(self.name, generated.model_json, execution=execution, expect={"valid": True})
+        if kind == "model":
+            mutation, mutated = apply_random("model", generated.model, source)
+            model_json = model_to_json(mutated)
+            close_model_pools(mutated)
+        else:
+            mutation, arguments = apply_random("preparation", None, source)
+            execution.update(_preparation_arguments(arguments))
+            model_json = generated.model_json
+        close_model_pools(generated.model)
+        expect = {"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v}
+        return Case(self.name, model_json, execution=execution, expect=expect)
+
+    def run(self, case: Case, device: Device) -> Verdict:
+        """getSupportedOperations and prepareModel on the case's model, judged against its expectation."""
+        model = model_from_json(case.model)
+        try:
+            return guarded(self.name, lambda: self._judge(case, model, device))
+        finally:
+            close_model_pools(model)
+
+    def _judge(self, case: Case, model: Model, device: Device) -> Verdict:
+        preference = int(case.execution.get("preference", DEFAULT_PREFERENCE))
+        priority = int(case.execution.get("priority", DEFAULT_PRIORITY))
+        status, flags = supported_operations(device, model)
+        preparation = prepare(device, model, preference=preference, priority=priority, timeout_s=self.timeout_s)
+        kind = case.expect.get("kind") if not case.expect.get("valid", True) else None
+        finding, unsupported = _judge_as(kind, model, status, flags, preparation)
+        extras: dict = {"unsupported": True} if unsupported else {}
+        if finding is not None:
+            # The case's expectation is the generator's intent; the reference validator decides when they differ.
+            actual = _validator_kind(model, preference, priority)
+            if actual != kind:
+                extras["disputed"] = f"built as {kind or 'valid'}, the reference validator says {actual or 'valid'}"
+                finding, unsupported = _judge_as(actual, model, status, flags, preparation)
+                if unsupported:
+                    extras["unsupported"] = True
+        return verdict_of([finding] if finding else [], self.name, **extras)
+
+
+def _judge_as(
+    kind: str | None, model: Model, status: object, flags: list[bool], preparation: object
+) -> tuple[Finding | None, bool]:
+    """(finding, unsupported) for a case that is valid (None), an invalid model or invalid preparation arguments."""
+    p = preparation
+    if kind == "model":
+        return judge_model_rejected(status, flags, p.launch, p.status, p.prepared), False  # type: ignore[attr-defined]
+    finding = judge_supported_operations(status, flags, len(model.main.operations))  # type: ignore[arg-type]
+    if finding is not None:
+        return finding, False
+    if kind == "preparation":
+        return judge_preparation_rejected(p.launch, p.status, p.prepared), False  # type: ignore[attr-defined]
+    return judge_valid_preparation(p.launch, p.status, p.prepared, all(flags))  # type: ignore[attr-defined]
+
+
+def _validator_kind(model: Model, preference: int, priority: int) -> str | None:
+    if validate_model(model):
+        return "model"
+    if validate_preparation(preference, priority):
+        return "preparation"
+    return None
+
+
+def _preparation_arguments(arguments: object) -> dict:
+    """The preference and priority a preparation mutation produced, as case.execution keys."""
+    if isinstance(arguments, dict):
+        return {k: int(arguments[k]) for k in ("preference", "priority") if k in arguments}
+    preference, priority = arguments  # type: ignore[misc]
+    return {"preference": int(preference), "priority": int(priority)}
+
+
+TARGET = register_target(ValidationTarget())

@@ -1,0 +1,32 @@
+"""`nnfuzz bench`: rates per target as a table and JSON; the bare driver calls and overhead for validation/execution."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.cli.bench_command import main_bench
+
+
+def test_a_toy_target_gets_a_rate_and_no_bare_figures(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "bench.json"
+    args = ["--targets", "tests.runner.toy_targets:PREPARE", "--driver", "tests.runner.bad_drivers:toy_device"]
+    assert main_bench([*args, "--seconds", "0.3", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert list(report) == ["targets"] and list(report["targets"]) == ["toy_prepare"]
+    figures = report["targets"]["toy_prepare"]
+    assert figures["execs_per_second"] > 0 and figures["failures"] == 0
+    assert "overhead_ratio" not in figures
+    assert "toy_prepare" in capsys.readouterr().out
+
+
+def test_validation_and_execution_get_bare_driver_rates_and_an_overhead_ratio(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    assert main_bench(["--targets", "validation", "execution", "--seconds", "1", "--json", str(out)]) == 0
+    targets = json.loads(out.read_text())["targets"]
+    for name in ("validation", "execution"):
+        figures = targets[name]
+        assert figures["execs_per_second"] > 0
+        assert figures["bare_driver_calls_per_second"] > 0
+        ratio = figures["bare_driver_calls_per_second"] / figures["execs_per_second"]
+        assert abs(figures["overhead_ratio"] - ratio) < 0.01 * ratio + 0.01

@@ -1,0 +1,114 @@
+"""The validation target on hand-written cases: the default driver passes, each broken fake breaks its rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from driver_under_test import create_device
+from harness.gen.source import GenerationRejected
+from harness.gen.sources import RandomSource
+from harness.hal import OperandType
+from harness.oracle.verdict import Outcome
+from harness.targets import TARGETS
+from harness.targets.base import Case
+from harness.targets.validation import ValidationTarget
+from tests.targets import fakes
+from tests.targets.cases import add_model, validation_case, with_bad_scale
+
+TARGET = TARGETS["validation"]
+
+
+@pytest.fixture(scope="module")
+def device():
+    return create_device(faults=[])
+
+
+def test_a_valid_model_is_accepted(device) -> None:
+    verdict = TARGET.run(validation_case(), device)
+    assert verdict.ok, verdict.details
+    assert verdict.extras == {}
+
+
+def test_an_invalid_model_rejected_by_the_driver_is_a_success(device) -> None:
+    assert TARGET.run(validation_case(with_bad_scale(add_model()), kind="model"), device).ok
+
+
+@pytest.mark.parametrize(("preference", "priority"), [(3, 1), (-1, 1), (1, 3), (1, -1)])
+def test_invalid_preparation_arguments_rejected_by_the_driver_are_a_success(device, preference, priority) -> None:
+    case = validation_case(kind="preparation", preference=preference, priority=priority)
+    assert TARGET.run(case, device).ok
+
+
+def test_a_driver_that_accepts_an_invalid_model_breaks_invalid_model_rejected(device) -> None:
+    verdict = TARGET.run(validation_case(with_bad_scale(add_model()), kind="model"), fakes.AcceptsEverything(device))
+    assert (verdict.outcome, verdict.rule) == (Outcome.FAILURE, "status.invalid_model_rejected")
+
+
+def test_a_driver_that_accepts_invalid_arguments_breaks_invalid_preparation_rejected(device) -> None:
+    verdict = TARGET.run(validation_case(kind="preparation", preference=7), fakes.AcceptsEverything(device))
+    assert (verdict.outcome, verdict.rule) == (Outcome.FAILURE, "status.invalid_preparation_rejected")
+
+
+def test_rejecting_only_through_the_callback_breaks_invalid_model_rejected(device) -> None:
+    case = validation_case(with_bad_scale(add_model()), kind="model")
+    verdict = TARGET.run(case, fakes.RejectsOnlyThroughCallback(device))
+    assert verdict.rule == "status.invalid_model_rejected"
+    assert "launch NONE" in verdict.title
+
+
+def test_one_flag_too_many_breaks_valid_model_accepted(device) -> None:
+    verdict = TARGET.run(validation_case(), fakes.OneFlagTooMany(device))
+    assert verdict.rule == "status.valid_model_accepted"
+
+
+def test_an_exception_in_a_hal_call_is_a_failure_with_the_driver_frames(device) -> None:
+    verdict = TARGET.run(validation_case(), fakes.RaisesInSupportedOperations(device))
+    assert (verdict.outcome, verdict.rule) == (Outcome.FAILURE, "driver.no_exception_escapes")
+    assert verdict.frames[0] == "tests/targets/fakes.py:get_supported_operations"
+    assert "IndexError" in verdict.title and "Traceback" in verdict.details
+
+
+def test_a_status_the_hal_does_not_define_breaks_returns_hal_values(device) -> None:
+    verdict = TARGET.run(validation_case(), fakes.UnknownStatus(device))
+    assert verdict.rule == "driver.returns_hal_values"
+
+
+def test_a_callback_that_never_comes_is_a_hang(device) -> None:
+    verdict = ValidationTarget(timeout_s=0.2).run(validation_case(), fakes.NeverCallsBack(device))
+    assert (verdict.outcome, verdict.rule) == (Outcome.HANG, "driver.answers_in_time")
+
+
+def test_an_unsupported_operation_is_a_success_marked_unsupported() -> None:
+    # A device that computes on no float32 tensor cannot run ADD on TENSOR_FLOAT32.
+    narrow = create_device(faults=[], operand_types=[OperandType.INT32, OperandType.TENSOR_INT32])
+    verdict = TARGET.run(validation_case(), narrow)
+    assert verdict.ok and verdict.extras == {"unsupported": True}
+
+
+def test_a_mutation_that_left_the_model_valid_is_judged_as_valid(device) -> None:
+    verdict = TARGET.run(validation_case(add_model(), kind="model"), device)
+    assert verdict.ok and "reference validator says valid" in verdict.extras["disputed"]
+    verdict = TARGET.run(validation_case(add_model(), kind="model"), fakes.OneFlagTooMany(device))
+    assert verdict.rule == "status.valid_model_accepted"
+
+
+def test_a_case_replays_identically_from_its_json(device) -> None:
+    for seed in range(30):
+        try:
+            case = TARGET.decode(RandomSource(seed))
+        except GenerationRejected:
+            continue
+        loaded = Case.from_json(json.loads(case.dumps()))
+        assert loaded == case
+        assert TARGET.run(loaded, device).to_json() == TARGET.run(case, device).to_json()
+
+
+def test_decoding_is_deterministic() -> None:
+    for seed in range(10):
+        try:
+            first = TARGET.decode(RandomSource(seed)).dumps()
+        except GenerationRejected:
+            continue
+        assert TARGET.decode(RandomSource(seed)).dumps() == first
