@@ -420,15 +420,18 @@ def judge_outputs(
     operand_types: Sequence[int],
     relaxed: bool,
     ignore: Collection[int] = (),
+    quantized_operations: int = 1,
 ) -> Finding | None:
     """O2: each output's values against the reference's, under the criterion of its operand type.
 
     Outputs in `ignore` have implementation-defined values (e.g. LSTM's scratch buffer): only their shape counts.
+    `quantized_operations` selects the random-graph criterion for quantized outputs (harness.oracle.accuracy).
     """
     for i, (a, e, t) in enumerate(zip(actual, expected, operand_types)):
         if a is None:
             return Finding(OUTPUTS_MATCH_REFERENCE, f"{path}: output {i} could not be read", path=path)
-        comparison = compare(e, a, t, relaxed, ignore=i in ignore and np.shape(a) == np.shape(e))
+        only_shape = i in ignore and np.shape(a) == np.shape(e)
+        comparison = compare(e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations)
         if comparison.ok:
             continue
         rule = OUTPUTS_MATCH_REFERENCE if comparison.shape_message else ACCURACY[comparison.accuracy_class]

@@ -73,13 +73,17 @@ def run_model(
     inputs: Sequence[np.ndarray | None],
     *,
     loop_timeout_ns: int | None = None,
+    perturbation: int = 0,
 ) -> ReferenceResult:
     """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
 
+    `perturbation` (in units of the result type's epsilon, signed) nudges every float result of every operation:
+    a probe of whether the outputs are stable under the per-step rounding differences any correct implementation
+    may have.
     Raises NoKernelError, before running anything, if an operation of any subgraph has no reference kernel.
     """
     require_kernels(model)
-    runner = _Runner(model, effective_loop_timeout(loop_timeout_ns))
+    runner = _Runner(model, effective_loop_timeout(loop_timeout_ns), perturbation)
     try:
         # NaN and infinity are legitimate float results; numpy must not turn them into warnings (or, under
         # warnings-as-errors, into exceptions).
@@ -154,9 +158,10 @@ def _op_name(op_type: int) -> str:
 class _Runner:
     """Evaluates subgraphs of one model; constants are decoded once per (subgraph, operand)."""
 
-    def __init__(self, model: Model, loop_timeout_ns: int) -> None:
+    def __init__(self, model: Model, loop_timeout_ns: int, perturbation: int = 0) -> None:
         self.model = model
         self.loop_timeout_ns = loop_timeout_ns
+        self.perturbation = perturbation
         self._constants: dict[tuple[int, int], np.ndarray] = {}
 
     def run(self, subgraph: Subgraph, inputs: list[np.ndarray | None], depth: int) -> list[np.ndarray]:
@@ -216,6 +221,9 @@ class _Runner:
                 raise _ExecutionFailed(
                     ErrorStatus.GENERAL_FAILURE, f"{name} (operation {number}) output {position}: {conflict}"
                 )
+            if self.perturbation and value.dtype.kind == "f":
+                # Stability probe: a correct implementation may differ from the reference by an ULP per step.
+                value = value * value.dtype.type(1.0 + self.perturbation * np.finfo(value.dtype).eps)
             values[index] = value
 
     def _subgraph_runner(
