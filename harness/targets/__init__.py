@@ -9,7 +9,15 @@ from harness.gen.source import GenerationRejected
 from harness.gen.sources import BytesSource
 from harness.hal import Device
 from harness.oracle.verdict import RuleViolation
-from harness.targets import execution, request, validation  # noqa: F401  (each registers its target)
+from harness.targets import (  # noqa: F401  (each registers its target)
+    burst,
+    burst_packets,
+    cache,
+    execution,
+    memory_domain,
+    request,
+    validation,
+)
 from harness.targets.base import TARGETS, Case, Target, register_target
 
 

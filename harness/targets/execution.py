@@ -325,17 +325,18 @@ def _expectation(ctx: _Context, request: Request) -> Expectation:
 
 
 def unspecified_outputs(model: Model) -> set[int]:
-    """Positions of main outputs whose values the HAL leaves to the implementation (catalogue hint)."""
+    """Positions of main outputs whose values the HAL leaves to the implementation (catalogue hint), directly or
+    through any operation that consumes such a value."""
     main = model.main
-    producer = {out: (op, k) for op in main.operations for k, out in enumerate(op.outputs)}
-    found = set()
-    for position, index in enumerate(main.output_indexes):
-        if index in producer:
-            op, k = producer[index]
-            spec = ops.get(op.type)
-            if spec is not None and k in spec.hints.get("unspecified_outputs", ()):
-                found.add(position)
-    return found
+    open_values: set[int] = set()
+    for op in main.operations:
+        if any(i in open_values for i in op.inputs):
+            open_values.update(op.outputs)
+            continue
+        spec = ops.get(op.type)
+        if spec is not None:
+            open_values.update(op.outputs[k] for k in spec.hints.get("unspecified_outputs", ()) if k < len(op.outputs))
+    return {position for position, index in enumerate(main.output_indexes) if index in open_values}
 
 
 def quantized_operations(model: Model) -> int:

@@ -32,6 +32,8 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # 4948...: quant8 PRELU -> SOFTMAX -> PRELU, off by 2 (random-graph criterion).
     # 960a...: float32 TANH of a large constant, squared, then FLOOR: the driver's last-ULP tanh flips the floor
     # (an ill-conditioned output, found by the stability probe).
+    # lstm-scratch-chain: an LSTM's implementation-defined scratch output feeds a second LSTM, whose outputs are
+    # then implementation-defined too.
     case = Case.from_json(json.loads(path.read_text()))
     verdict = TARGETS[case.target].run(case, create_device(faults=[]))
     assert verdict.ok, f"{verdict.rule}: {verdict.title}: {verdict.details}"

@@ -1,0 +1,607 @@
+"""The burst target: sessions of valid and mutated request packets over a real burst, judged against
+executeSynchronously (REQUIREMENTS D20-D22).
+
+A case is a generated model with a valid request and inputs, and a burst session (harness.gen.burst_packets):
+valid requests, packets broken the way the HAL conformance suite breaks them (datums removed, inserted or
+replaced by bad datums, wrong counts, unknown slots), memories freed and replaced so that the burst reuses their
+slots, unknown slots freed, a result channel too small for the result, and a release. The oracle is the same
+request run synchronously on the same prepared model: a valid request over the burst gives its status, shapes
+and outputs; a malformed packet gives an error status with no shapes and no timing, and the listener keeps
+serving (the next valid request succeeds); a result that does not fit the result channel is an error; result
+padding is zero; a released burst serves nothing and does not leave the client waiting.
+
+Prepared models, their requests and their synchronous results are kept per device across cases, and so are the
+bursts of cases that allow it (`case.extras["reuse"]`). A case that fails on a kept burst is run again on a new
+one; the verdict says when only the kept burst fails (`extras["history"]`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.burst_client import BurstBroken, BurstClient, BurstUnavailable
+from harness.case import model_from_json
+from harness.case.pools import pool_from_json
+from harness.gen.burst_packets import (
+    MALFORMED,
+    SAME,
+    UNKNOWN_SLOT,
+    BurstSessionConfig,
+    PacketJudgement,
+    apply_mutation,
+    generate_session,
+    judge_packet,
+)
+from harness.gen.models import ModelConfig
+from harness.gen.requests import RequestConfig, materialize_request
+from harness.gen.source import GenerationRejected, Source
+from harness.hal import (
+    NO_TIMING,
+    Device,
+    ErrorStatus,
+    MeasureTiming,
+    Model,
+    OutputShape,
+    PreparedModel,
+    Request,
+    is_tensor_type,
+    merge_dimensions,
+    numpy_dtype,
+)
+from harness.hal.burst_wire import (
+    MIN_RESULT_DATUMS,
+    BurstPacketError,
+    RequestPacket,
+    ResultPacket,
+    deserialize_request,
+    result_length,
+)
+from harness.hal.memory import Memory
+from harness.oracle.rules import (
+    Finding,
+    judge_outputs,
+    judge_supported_operations,
+    judge_timing,
+    judge_valid_preparation,
+    verdict_of,
+)
+from harness.oracle.verdict import Outcome, Verdict, define_rule
+from harness.paths import Outcome as PathOutcome
+from harness.targets._common import (
+    DEFAULT_TIMEOUT_S,
+    DriverRaised,
+    call,
+    close_model_pools,
+    guarded,
+    inputs_from_json,
+    prepare,
+    status_of,
+    supported_operations,
+)
+from harness.targets.base import Case, register_target
+from harness.targets.cache import CaseKeys, DeviceStates, ModelPool, draw_case
+from harness.targets.execution import unspecified_outputs
+
+CONFIGURED = define_rule(
+    "burst.configured", "configureExecutionBurst with valid channels on a prepared model gives NONE and a burst"
+)
+MATCHES_SYNCHRONOUS = define_rule(
+    "burst.matches_synchronous",
+    "a valid request over a burst gives the status, output shapes and outputs executeSynchronously gives, and "
+    "timing only when measured",
+)
+MALFORMED_PACKET_REJECTED = define_rule(
+    "burst.malformed_packet_rejected",
+    "a malformed request packet (missing, extra or wrong datums, wrong counts, unknown slots) gives an error "
+    "status with no output shapes and no timing",
+)
+OVERSIZED_RESULT_REJECTED = define_rule(
+    "burst.oversized_result_rejected",
+    "a result larger than the result channel gives an error status with no output shapes and no timing",
+)
+LISTENER_KEEPS_SERVING = define_rule(
+    "burst.listener_keeps_serving",
+    "the burst's listener keeps serving after any packet: the next valid request gets its result",
+)
+RESULT_WELL_FORMED = define_rule("burst.result_well_formed", "every result packet follows the wire format")
+RESULT_PADDING_ZEROED = define_rule("burst.result_padding_zeroed", "padding bytes of result datums are zero")
+RELEASE_ENDS_LISTENER = define_rule(
+    "burst.release_ends_listener",
+    "a released burst serves no request and ends its listener, so a client waiting on it is let go",
+)
+
+_SHAPED = frozenset({ErrorStatus.NONE, ErrorStatus.OUTPUT_INSUFFICIENT_SIZE})
+REQUEST_CHANNEL = 1024
+DEFAULT_CHANNEL = 1024
+RELEASE_WAIT_S = 2.0  # how long a request after release may wait before the client calls the burst stuck
+_MAX_RETIRED = 32  # memories replaced without freeing their slots, kept alive until the burst is closed
+
+
+@dataclass
+class SyncResult:
+    """What executeSynchronously answered for the request."""
+
+    status: ErrorStatus
+    shapes: list[OutputShape]
+    outputs: list[np.ndarray]  # empty unless NONE
+
+
+@dataclass
+class BurstModel:
+    """A prepared model, a request over shared memory that can be renewed, its synchronous result, and the
+    bursts kept for it (by result channel length)."""
+
+    model: Model
+    prepared: PreparedModel
+    request_json: dict
+    request: Request
+    memories: list[Memory]
+    input_bytes: list[tuple[int, int, bytes]]
+    sync: SyncResult
+    fully_specified: list[OutputShape] | None  # the outputs' shapes when model and request fix them all
+    ignore: set[int]
+    clients: dict[int, BurstClient] = field(default_factory=dict)
+    retired: list[Memory] = field(default_factory=list)
+    # The valid packet per (burst, measure) and its parse: fixed while the memories and their slots are.
+    packets: dict[tuple[BurstClient, bool], tuple[bytes, RequestPacket]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, case: Case, device: Device, timeout_s: float) -> BurstModel | Finding | None:
+        """The state of a case's model and request; a finding if the driver fails a valid model, None if it does
+        not support it."""
+        model = model_from_json(case.model)
+        try:
+            status, flags = supported_operations(device, model)
+            finding = judge_supported_operations(status, flags, len(model.main.operations))
+            if finding is not None:
+                close_model_pools(model)
+                return finding
+            p = prepare(device, model, timeout_s=timeout_s)
+            finding, unsupported = judge_valid_preparation(p.launch, p.status, p.prepared, all(flags))
+            if finding is not None or unsupported or p.prepared is None:
+                close_model_pools(model)
+                return finding
+            inputs = inputs_from_json(case.inputs, model)
+            request, memories, _ = materialize_request(case.request, model, inputs)
+        except BaseException:
+            close_model_pools(model)
+            raise
+        main = model.main
+        input_bytes = [
+            (arg.location.pool_index, arg.location.offset, np.asarray(v, numpy_dtype(main.operands[i].type)).tobytes())
+            for arg, v, i in zip(request.inputs, inputs, main.input_indexes)
+            if not arg.has_no_value and v is not None
+        ]
+        state = cls(
+            model,
+            p.prepared,
+            case.request,
+            request,
+            memories,
+            input_bytes,
+            SyncResult(ErrorStatus.NONE, [], []),
+            _fully_specified(model, request),
+            unspecified_outputs(model),
+        )
+        try:
+            state.refresh()
+            status, shapes, _ = call("executeSynchronously", lambda: _sync(state.prepared, state.request))
+        except BaseException:
+            state.close()
+            raise
+        outputs = state.read_outputs([s.dimensions for s in shapes] or _known_dims(state)) if status == 0 else []
+        state.sync = SyncResult(status, shapes, outputs)
+        return state
+
+    def refresh(self) -> None:
+        """Write the inputs again and clear the outputs (a packet may have written anywhere in the pools)."""
+        for pool, offset, data in self.input_bytes:
+            self.memories[pool].write(offset, data)
+        for arg in self.request.outputs:
+            if not arg.has_no_value:
+                loc = arg.location
+                self.memories[loc.pool_index].write(loc.offset, bytes(loc.length))
+
+    def read_outputs(self, dims: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """The outputs' values with these dimensions, from the current memories (empty arrays if they do not fit)."""
+        main = self.model.main
+        values = []
+        for arg, d, index in zip(self.request.outputs, dims, main.output_indexes):
+            dtype = numpy_dtype(main.operands[index].type)
+            count = int(np.prod(d)) if len(d) else 1
+            loc = arg.location
+            if arg.has_no_value or count * dtype.itemsize > loc.length:
+                values.append(np.zeros(0, dtype))
+                continue
+            raw = self.memories[loc.pool_index].read(loc.offset, count * dtype.itemsize)
+            values.append(np.frombuffer(raw, dtype).reshape(tuple(d)).copy())
+        return values
+
+    def renew(self, which: str, free: bool, client: BurstClient | None) -> None:
+        """New memories for the pools holding outputs ("outputs") or for every pool ("all")."""
+        pools = range(len(self.memories))
+        if which == "outputs":
+            pools = sorted({a.location.pool_index for a in self.request.outputs if not a.has_no_value})
+        for p in pools:
+            old = self.memories[p]
+            new = pool_from_json(self.request_json["pools"][p])
+            for pool, offset, data in self.input_bytes:
+                if pool == p:
+                    new.write(offset, data)
+            self.memories[p] = new
+            self.request.pools[p] = new
+            self.packets.clear()
+            if free and client is not None:
+                call("freeMemory", client.free_memory, old)
+                old.close()
+            else:
+                self.retired.append(old)
+
+    def packet(self, client: BurstClient, measure: bool) -> tuple[bytes, RequestPacket]:
+        """The request's valid packet on this burst (its pools given slots), and the packet as parsed."""
+        key = (client, measure)
+        if key not in self.packets:
+            raw = client.packet_for(self.request, MeasureTiming.YES if measure else MeasureTiming.NO)
+            self.packets[key] = (raw, deserialize_request(raw))
+        return self.packets[key]
+
+    def forget(self, client: BurstClient) -> None:
+        """Drop what is kept about a burst that is closed."""
+        for key in [k for k in self.packets if k[0] is client]:
+            del self.packets[key]
+
+    def known_slots(self, client: BurstClient) -> list[int]:
+        """The slots the client's callback hands out for this model's memories."""
+        slots = (client.callback.slot_of(m) for m in [*self.memories, *self.retired])
+        return sorted({s for s in slots if s is not None})
+
+    def close_clients(self) -> None:
+        """Close every kept burst and the memories only they still referred to."""
+        for client in self.clients.values():
+            client.close()
+        self.clients.clear()
+        self.packets.clear()
+        for memory in self.retired:
+            memory.close()
+        self.retired.clear()
+
+    def close(self) -> None:
+        """Release everything."""
+        self.close_clients()
+        for memory in self.memories:
+            memory.close()
+        close_model_pools(self.model)
+
+
+def _sync(prepared: PreparedModel, request: Request) -> tuple[ErrorStatus, list[OutputShape], object]:
+    status, shapes, timing = prepared.execute_synchronously(request, MeasureTiming.NO, None, None)
+    return status_of(status), list(shapes), timing
+
+
+def _known_dims(state: BurstModel) -> list[list[int]]:
+    return [list(s.dimensions) for s in state.fully_specified or []]
+
+
+def _fully_specified(model: Model, request: Request) -> list[OutputShape] | None:
+    """Each output's shape when the model and request fix every one of them, else None."""
+    main = model.main
+    shapes = []
+    for arg, index in zip(request.outputs, main.output_indexes):
+        operand = main.operands[index]
+        dims = merge_dimensions(operand.dimensions, arg.dimensions) if is_tensor_type(operand.type) else []
+        if dims is None or any(d == 0 for d in dims) or (is_tensor_type(operand.type) and not dims):
+            return None
+        shapes.append(OutputShape(list(dims), True))
+    return shapes
+
+
+# --- judging results ------------------------------------------------------------------------------------------
+
+
+def _no_timing(result: ResultPacket) -> bool:
+    return result.timing.time_on_device == NO_TIMING and result.timing.time_in_driver == NO_TIMING
+
+
+def judge_error_result(result: ResultPacket, rule: str, what: str) -> Finding | None:
+    """An error result: a status other than NONE, no output shapes, no timing."""
+    if result.status == ErrorStatus.NONE:
+        return Finding(rule, f"{what}: the burst answered NONE")
+    if result.output_shapes:
+        return Finding(rule, f"{what}: {len(result.output_shapes)} output shapes with {result.status.name}")
+    if not _no_timing(result):
+        return Finding(rule, f"{what}: timing reported with {result.status.name}")
+    return None
+
+
+def _shapes_text(shapes: Sequence[OutputShape]) -> str:
+    return str([(list(s.dimensions), bool(s.is_sufficient)) for s in shapes])
+
+
+def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule: str) -> Finding | None:
+    """A valid request over the burst: the synchronous status, shapes and outputs; timing only when measured."""
+    sync = state.sync
+    if result.status != sync.status:
+        return Finding(rule, f"the burst answered {result.status.name}, executeSynchronously {sync.status.name}")
+    shapes = list(result.output_shapes)
+    same = [(list(s.dimensions), bool(s.is_sufficient)) for s in shapes]
+    allowed = [[(list(s.dimensions), bool(s.is_sufficient)) for s in sync.shapes]]
+    if result.status == ErrorStatus.NONE and state.fully_specified is not None:
+        # With every output's shape known beforehand, reporting them is optional.
+        allowed += [[], [(list(s.dimensions), True) for s in state.fully_specified]]
+    if same not in allowed:
+        return Finding(
+            rule,
+            f"the burst reported output shapes {_shapes_text(shapes)}",
+            f"executeSynchronously reported {_shapes_text(sync.shapes)}",
+        )
+    timing = judge_timing(PathOutcome("burst", result.status, shapes, result.timing), measure)
+    if timing is not None:
+        return timing
+    if result.status != ErrorStatus.NONE:
+        return None
+    actual = state.read_outputs([np.shape(o) for o in sync.outputs])
+    types = [state.model.main.operands[i].type for i in state.model.main.output_indexes]
+    relaxed = state.model.relax_computation_float32_to_float16
+    finding = judge_outputs("burst", actual, sync.outputs, types, relaxed, ignore=state.ignore)
+    if finding is None:
+        return None
+    return Finding(rule, f"outputs differ from executeSynchronously's ({finding.title})", finding.details, "burst")
+
+
+def result_sizes(state: BurstModel) -> tuple[int, int]:
+    """(fewest, most) result datums the burst may need for the request: shapes are optional when all known."""
+    sync = state.sync
+    most = result_length(sync.shapes) if sync.status in _SHAPED else MIN_RESULT_DATUMS
+    fewest = MIN_RESULT_DATUMS if sync.status == ErrorStatus.NONE and state.fully_specified is not None else most
+    return min(fewest, most), most
+
+
+def judge_valid_result(
+    state: BurstModel, result: ResultPacket, measure: bool, capacity: int, rule: str
+) -> Finding | None:
+    """A valid request's result on a burst whose result channel holds `capacity` datums."""
+    fewest, most = result_sizes(state)
+    if capacity < fewest:
+        return judge_error_result(
+            result, OVERSIZED_RESULT_REJECTED, f"a result of at least {fewest} datums for a channel of {capacity}"
+        )
+    if capacity < most and judge_error_result(result, OVERSIZED_RESULT_REJECTED, "") is None:
+        return None  # the result may or may not have fitted, depending on whether shapes are reported
+    return judge_like_sync(state, result, measure, rule)
+
+
+def judge_other_result(result: ResultPacket, measure: bool) -> Finding | None:
+    """A well-formed packet of some other request: any status, shapes only with NONE or OUTPUT_INSUFFICIENT_SIZE."""
+    if result.output_shapes and result.status not in _SHAPED:
+        return Finding(
+            MALFORMED_PACKET_REJECTED,
+            f"{len(result.output_shapes)} output shapes with {result.status.name}",
+        )
+    return judge_timing(PathOutcome("burst", result.status, list(result.output_shapes), result.timing), measure)
+
+
+def judge_packet_result(
+    state: BurstModel, judgement: PacketJudgement, result: ResultPacket, capacity: int
+) -> Finding | None:
+    """The result of a (possibly mutated) packet, as judge_packet classified it."""
+    if judgement.expect in (MALFORMED, UNKNOWN_SLOT):
+        return judge_error_result(
+            result, MALFORMED_PACKET_REJECTED, f"a packet that must be refused ({judgement.reason})"
+        )
+    if judgement.dirty and judge_error_result(result, MALFORMED_PACKET_REJECTED, "") is None:
+        return None  # refused for its non-zero padding: a strict reading of the wire format
+    measure = judgement.parsed is not None and judgement.parsed.measure == MeasureTiming.YES
+    if judgement.expect == SAME:
+        return judge_valid_result(state, result, measure, capacity, MATCHES_SYNCHRONOUS)
+    return judge_other_result(result, measure)
+
+
+# --- talking to the burst -------------------------------------------------------------------------------------
+
+
+class SessionStop(Exception):
+    """A finding that ends the session."""
+
+    def __init__(self, finding: Finding) -> None:
+        super().__init__(finding.title)
+        self.finding = finding
+
+
+def exchange(client: BurstClient, raw: bytes, after: str) -> ResultPacket:
+    """Send a packet and read its result; a broken listener or malformed result ends the session (SessionStop)."""
+    try:
+        result = call("burst exchange", client.exchange, raw)
+    except DriverRaised as e:
+        if isinstance(e.error, BurstBroken):
+            raise SessionStop(
+                Finding(LISTENER_KEEPS_SERVING, f"the burst's listener went away {after}", str(e.error))
+            ) from None
+        if isinstance(e.error, BurstPacketError):
+            details = f"{e.error}\nresult bytes: {client.last_result.hex()}"
+            raise SessionStop(Finding(RESULT_WELL_FORMED, f"a malformed result packet {after}", details)) from None
+        raise
+    if client.last_notes:
+        raise SessionStop(
+            Finding(RESULT_PADDING_ZEROED, client.last_notes[0], f"result bytes: {client.last_result.hex()}")
+        )
+    return result
+
+
+def open_client(state: BurstModel, capacity: int, timeout_s: float) -> BurstClient:
+    """A new burst on the state's prepared model (a finding ends the session if the driver refuses one)."""
+    try:
+        return call(
+            "configureExecutionBurst",
+            lambda: BurstClient(
+                state.prepared, request_length=REQUEST_CHANNEL, result_length=capacity, timeout_s=timeout_s
+            ),
+        )
+    except DriverRaised as e:
+        if isinstance(e.error, BurstUnavailable):
+            raise SessionStop(Finding(CONFIGURED, str(e.error))) from None
+        raise
+
+
+def run_valid(state: BurstModel, client: BurstClient, capacity: int, measure: bool, after: str, rule: str) -> None:
+    """A valid request over the burst, judged against the synchronous result."""
+    state.refresh()
+    packet, _ = state.packet(client, measure)
+    result = exchange(client, packet, after)
+    finding = judge_valid_result(state, result, measure, capacity, rule)
+    if finding is not None:
+        raise SessionStop(finding)
+
+
+# --- the target ------------------------------------------------------------------------------------------------
+
+
+BURST_MODELS = ModelConfig(max_operations=2, control_flow=False, max_elements=64)
+BURST_REQUESTS = RequestConfig(too_small_probability=0.1, omit_known_dims_probability=0.25, output_dims_probability=0.7)
+
+
+@dataclass
+class BurstTarget:
+    """Fuzz target for burst sessions (configureExecutionBurst, request and result channels, freeMemory)."""
+
+    name: str = "burst"
+    model_config: ModelConfig = field(default_factory=lambda: BURST_MODELS)
+    request_config: RequestConfig = field(default_factory=lambda: BURST_REQUESTS)
+    session_config: BurstSessionConfig = field(default_factory=BurstSessionConfig)
+    pool_size: int = 16  # models a case draws from (each prepared once per device)
+    fresh_probability: float = 0.25  # how often a case draws a new model from the source instead
+    reuse_probability: float = 0.75  # how often a case may run on a burst an earlier case used
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        self._pool = ModelPool(0xB0257, self.model_config, self.request_config)
+        self._states: DeviceStates[BurstModel] = DeviceStates(limit=32)
+        self._keys = CaseKeys()
+
+    def decode(self, source: Source) -> Case:
+        """A pooled (or fresh) model and request, and a burst session."""
+        if self.fresh_probability > 0 and source.integer(0, 999) < self.fresh_probability * 1000:
+            mine = draw_case(source, self.model_config, self.request_config)
+            if mine is None:
+                raise GenerationRejected("the fresh model's reference result is not NONE")
+        else:
+            mine = self._pool.get(source.integer(0, self.pool_size - 1))
+        session = generate_session(source, self.session_config)
+        reuse = source.integer(0, 999) < self.reuse_probability * 1000
+        return Case(
+            self.name,
+            mine.model,
+            request=mine.request,
+            inputs=mine.inputs,
+            execution={"paths": ["burst"]},
+            expect={"steps": [s["do"] for s in session["steps"]]},
+            extras={"burst": session, "reuse": reuse},
+        )
+
+    def run(self, case: Case, device: Device) -> Verdict:
+        """The session's steps on one burst, each judged; the first finding ends it."""
+        reuse = bool(case.extras.get("reuse"))
+        verdict = guarded(self.name, lambda: self._run(case, device, reuse))
+        if verdict.outcome != Outcome.FAILURE or not verdict.extras.get("kept"):
+            return verdict
+        again = guarded(self.name, lambda: self._run(case, device, False, fresh=True))
+        if not again.ok:
+            again.extras["rerun"] = "failed on a kept burst, failed again on a new one"
+            return again
+        verdict.extras["history"] = "fails only on a burst earlier cases used; a replay on a new burst passes"
+        return verdict
+
+    def state(self, case: Case, device: Device, fresh: bool = False) -> BurstModel | Finding | None:
+        """The kept state of the case's model and request on this device (built when missing or asked fresh)."""
+        key = self._keys.key(case.model, case.request, case.inputs)
+        state = None if fresh else self._states.get(device, key)
+        if state is None:
+            built = BurstModel.build(case, device, self.timeout_s)
+            if not isinstance(built, BurstModel):
+                return built
+            state = self._states.put(device, key, built)
+        return state
+
+    def _run(self, case: Case, device: Device, reuse: bool, fresh: bool = False) -> Verdict:
+        state = self.state(case, device, fresh)
+        if state is None:
+            return verdict_of([], self.name, unsupported=True)
+        if isinstance(state, Finding):
+            return verdict_of([state], self.name)
+        session = case.extras.get("burst", {})
+        capacity = int(session.get("resultChannel") or DEFAULT_CHANNEL)
+        client = state.clients.pop(capacity, None) if reuse else None
+        kept = client is not None
+        if client is None:
+            try:
+                client = open_client(state, capacity, self.timeout_s)
+            except SessionStop as stop:
+                return verdict_of([stop.finding], self.name)
+        keep = reuse
+        try:
+            step_no = -1
+            for step_no, step in enumerate(session.get("steps", ())):
+                keep = self._step(state, client, capacity, step, step_no, session["steps"]) and keep
+        except SessionStop as stop:
+            keep = False
+            return verdict_of([stop.finding], self.name, step=step_no, kept=kept)
+        finally:
+            if keep and not client.closed:
+                state.clients[capacity] = client
+            else:
+                client.close()
+                state.forget(client)
+            if len(state.retired) > _MAX_RETIRED:
+                state.close_clients()
+        return verdict_of([], self.name, kept=kept)
+
+    def _step(
+        self, state: BurstModel, client: BurstClient, capacity: int, step: dict, no: int, steps: Sequence[dict]
+    ) -> bool:
+        """Run one step; False if the burst must not be kept afterwards. A finding raises SessionStop."""
+        kind = step.get("do")
+        after_packet = no > 0 and steps[no - 1].get("do") == "packet"
+        if kind == "run":
+            rule = LISTENER_KEEPS_SERVING if after_packet else MATCHES_SYNCHRONOUS
+            after = "after a malformed packet" if after_packet else f"at step {no}"
+            run_valid(state, client, capacity, bool(step.get("measure")), after, rule)
+        elif kind == "packet":
+            state.refresh()
+            valid, parsed = state.packet(client, bool(step.get("measure")))
+            raw = apply_mutation(valid, step["mutation"])
+            judgement = judge_packet(raw, parsed, state.known_slots(client))
+            result = exchange(client, raw, "after a mutated packet")
+            finding = judge_packet_result(state, judgement, result, capacity)
+            if finding is not None:
+                raise SessionStop(
+                    Finding(finding.rule, finding.title, f"{finding.details}\npacket: {raw.hex()}".strip(), "burst")
+                )
+        elif kind == "renew":
+            state.renew(step.get("which", "all"), bool(step.get("free")), client)
+        elif kind == "free_unknown":
+            call("freeMemory", client.context.free_memory, int(step.get("slot", -1)))
+        elif kind == "release":
+            self._release(state, client)
+            return False
+        else:
+            raise ValueError(f"unknown burst step {kind!r}")
+        return True
+
+    def _release(self, state: BurstModel, client: BurstClient) -> None:
+        """Release the burst, then send a request: it must be neither served nor left waiting."""
+        call("release", client.context.release)
+        client.timeout_s = min(self.timeout_s, RELEASE_WAIT_S)
+        state.refresh()
+        packet = client.packet_for(state.request, MeasureTiming.NO)
+        try:
+            result = client.exchange(packet)
+        except BurstBroken:
+            return
+        except Exception as e:  # a timeout: the listener neither served nor ended
+            raise SessionStop(Finding(RELEASE_ENDS_LISTENER, f"after release a request got no answer: {e}")) from None
+        raise SessionStop(Finding(RELEASE_ENDS_LISTENER, f"a released burst served a request ({result.status.name})"))
+
+
+TARGET = register_target(BurstTarget())
