@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, find, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from harness.gen import GeneratedModel, ModelConfig, RequestConfig, generate_model
@@ -64,6 +64,7 @@ def test_examples_shrink_to_a_single_operation() -> None:
     smallest = find(
         models(ModelConfig(control_flow=False)),
         lambda g: "quantized" in g.features,
-        settings=settings(database=None, max_examples=500, deadline=None),
+        # Every phase, shrinking included, whatever the active profile says (the ci profile does not shrink).
+        settings=settings(database=None, max_examples=500, deadline=None, phases=list(Phase)),
     )
     assert len(smallest.model.main.operations) == 1
