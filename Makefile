@@ -25,3 +25,14 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+
+# A short campaign against the bundled driver (CAMPAIGN_SECONDS of fuzzing, then triage, corpus merge, coverage
+# and the report, whose location is printed). Nightly: a longer --budget-seconds, see README.
+CAMPAIGN_SECONDS ?= 180
+.PHONY: campaign corpus-zips
+campaign: $(STAMP)
+	$(BIN)/nnfuzz campaign --budget-seconds $(CAMPAIGN_SECONDS) --fail-on never
+
+# Seed corpus zips and dictionaries for ClusterFuzzLite / OSS-Fuzz, next to the fuzz scripts (build outputs).
+corpus-zips: $(STAMP)
+	$(BIN)/python -m harness.campaign.assets --out fuzz

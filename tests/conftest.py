@@ -3,7 +3,9 @@
 - ci: quick and deterministic (derandomized, no example database, no deadline, no shrinking). Registered as
   "ci" so that it replaces Hypothesis's built-in profile of that name, which loads when the CI variable is set.
 - dev: the default outside CI: moderate example counts, the local example database, no deadline.
-- nightly: long runs: many examples, the example database in NNFUZZ_HYPOTHESIS_DB (a directory) or the default.
+- nightly: long runs: many examples, the example database in NNFUZZ_HYPOTHESIS_DB (a directory) or the default;
+  with NNFUZZ_HYPOTHESIS_REDIS set (a redis:// URL), failures are also shared through that Redis server, so every
+  machine replays what any other found (needs the redis package, which is not a dependency: pip install redis).
 
 HYPOTHESIS_PROFILE names the profile to load; without it, ci when CI is set, else dev.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import os
 
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase, MultiplexedDatabase
 
 # Generated models are built by many small draws and rejected now and then (GenerationRejected): neither is a
 # problem with the tests.
@@ -32,14 +34,36 @@ settings.register_profile(
     suppress_health_check=_SLOW_GENERATION,
 )
 settings.register_profile("dev", max_examples=200, deadline=None, suppress_health_check=_SLOW_GENERATION)
-_nightly_db = os.environ.get("NNFUZZ_HYPOTHESIS_DB")
+
+
+def nightly_database(environ: os._Environ | dict = os.environ) -> ExampleDatabase | None:
+    """The nightly example database: a directory (NNFUZZ_HYPOTHESIS_DB), shared through Redis when
+    NNFUZZ_HYPOTHESIS_REDIS names a server; None for Hypothesis's default."""
+    local = (
+        DirectoryBasedExampleDatabase(environ["NNFUZZ_HYPOTHESIS_DB"]) if environ.get("NNFUZZ_HYPOTHESIS_DB") else None
+    )
+    url = environ.get("NNFUZZ_HYPOTHESIS_REDIS")
+    if not url:
+        return local
+    try:  # imported only when asked for: redis is not a dependency
+        import redis
+        from hypothesis.extra.redis import RedisExampleDatabase
+    except ImportError as exc:
+        raise RuntimeError(
+            "NNFUZZ_HYPOTHESIS_REDIS is set but the redis package is missing: pip install redis"
+        ) from exc
+    shared = RedisExampleDatabase(redis.Redis.from_url(url))
+    return MultiplexedDatabase(local or DirectoryBasedExampleDatabase(".hypothesis/examples"), shared)
+
+
+_nightly_db = nightly_database()
 settings.register_profile(
     "nightly",
     max_examples=10_000,
     deadline=None,
     print_blob=True,
     suppress_health_check=_SLOW_GENERATION,
-    **({"database": DirectoryBasedExampleDatabase(_nightly_db)} if _nightly_db else {}),
+    **({"database": _nightly_db} if _nightly_db is not None else {}),
 )
 
 

@@ -58,6 +58,18 @@ def _bench(argv: list[str]) -> int:
     return main_bench(argv)
 
 
+def _campaign(argv: list[str]) -> int:
+    from harness.cli.campaign_command import main_campaign
+
+    return main_campaign(argv)
+
+
+def _findings(argv: list[str]) -> int:
+    from harness.cli.findings_command import main_findings
+
+    return main_findings(argv)
+
+
 COMMANDS = {
     c.name: c
     for c in (
@@ -69,6 +81,8 @@ COMMANDS = {
         Command(
             "bench", "executions per second of each target, and the harness's overhead over bare driver calls", _bench
         ),
+        Command("campaign", "fuzz all targets for a time budget; triage, record and report the findings", _campaign),
+        Command("findings", "list the findings database: signatures, status, first and last seen", _findings),
     )
 }
 

@@ -1,0 +1,27 @@
+"""Nightly campaigns: libFuzzer processes per target sharing a time budget, corpus merge, crash triage
+(deduplicate by signature, minimize), a findings database across campaigns, and reports.
+
+The engine emits events (harness.campaign.events) and writes everything to a run folder; the `nnfuzz campaign`
+and `nnfuzz findings` commands print.
+"""
+
+from harness.campaign.config import CampaignConfig, TargetSpec, available_targets, default_db_path
+from harness.campaign.engine import Campaign, CampaignError, new_run_dir, run_campaign
+from harness.campaign.findings_db import FIXED, NEW, REPRODUCING, FindingRecord, FindingsDB, RunRecord
+
+__all__ = [
+    "FIXED",
+    "NEW",
+    "REPRODUCING",
+    "Campaign",
+    "CampaignConfig",
+    "CampaignError",
+    "FindingRecord",
+    "FindingsDB",
+    "RunRecord",
+    "TargetSpec",
+    "available_targets",
+    "default_db_path",
+    "new_run_dir",
+    "run_campaign",
+]

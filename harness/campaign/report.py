@@ -1,0 +1,220 @@
+"""The campaign report: everything the run folder and the findings database say about one run, as one dict.
+
+report.json is that dict; report.html renders it (harness.campaign.html). The report is built from files only,
+so it can be rebuilt for any run folder at any time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from harness.campaign.config import CampaignConfig
+from harness.campaign.findings_db import FIXED, FindingRecord, FindingsDB, RunRecord
+from harness.campaign.folder import RunFolder, atomic_write_json, atomic_write_text
+from harness.campaign.triage import FINDING_FILE
+
+REPORT_VERSION = 1
+_FILES = ("case.json", "input.bin", "original.bin", "traceback.txt", FINDING_FILE)
+
+
+def _percent(part: int | None, whole: int | None) -> float | None:
+    return round(100.0 * part / whole, 2) if part is not None and whole else None
+
+
+def _link(run: RunFolder, path: Path) -> str:
+    """A path relative to the run folder (where the report is), as a link."""
+    return os.path.relpath(path.resolve(), run.root.resolve())
+
+
+def _stored_findings(run: RunFolder) -> dict[str, dict]:
+    stored = {}
+    if run.findings.is_dir():
+        for folder in sorted(run.findings.iterdir()):
+            info = folder / FINDING_FILE
+            if info.is_file():
+                stored[folder.name] = json.loads(info.read_text())
+    return stored
+
+
+def _finding_row(run: RunFolder, signature: str, info: dict | None, record: FindingRecord | None, hits: int) -> dict:
+    folder = run.finding(signature) if info is not None else (Path(record.folder) if record and record.folder else None)
+    files = {}
+    if folder is not None and folder.is_dir():
+        files = {name: _link(run, folder / name) for name in _FILES if (folder / name).is_file()}
+    source = info or {}
+    return {
+        "signature": signature,
+        "target": source.get("target") or (record.target if record else ""),
+        "outcome": source.get("outcome") or (record.outcome if record else ""),
+        "rule": source.get("rule") or (record.rule if record else None),
+        "title": source.get("title") or (record.title if record else ""),
+        "status": record.status if record else "new",
+        "new": bool(record and record.first_run == run.name),
+        "first_seen": record.first_seen if record else None,
+        "first_run": record.first_run if record else run.name,
+        "last_seen": record.last_seen if record else None,
+        "fixed_run": record.fixed_run if record else None,
+        "hits": hits,
+        "total_hits": record.hits if record else hits,
+        "minimized": source.get("minimized") or (record.minimized if record else ""),
+        "sizes": source.get("sizes"),
+        "repro": source.get("repro", ""),
+        "files": files,
+    }
+
+
+def _previous_run(db: FindingsDB, run: RunFolder, driver: str) -> RunRecord | None:
+    runs = [r for r in db.runs() if r.id != run.name and r.driver == driver and r.ended]
+    mine = next((r for r in db.runs() if r.id == run.name), None)
+    if mine is not None:
+        runs = [r for r in runs if (r.started, r.id) < (mine.started, mine.id)]
+    return runs[-1] if runs else None
+
+
+def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None) -> dict:
+    """The report of a run folder."""
+    config = CampaignConfig.from_json(run.read_json(run.settings))
+    state = run.read_json(run.state, {}) or {}
+    timeline = list(run.timeline)
+    journal = list(run.triage_journal)
+    stored = _stored_findings(run)
+    records = {r.signature: r for r in db.records()}
+    sightings = db.sightings(run.name)
+
+    hits: dict[str, int] = {}
+    for entry in journal:
+        if entry.get("signature"):
+            hits[entry["signature"]] = hits.get(entry["signature"], 0) + 1
+    rows = {sig: _finding_row(run, sig, info, records.get(sig), hits.get(sig, 0)) for sig, info in stored.items()}
+    rechecked: dict[str, str] = {}
+    for _, signature, _, what in sightings:
+        if what in ("reproducing", "fixed", "reopened"):
+            rechecked[signature] = what
+            if signature not in rows:
+                rows[signature] = _finding_row(run, signature, None, records.get(signature), 0)
+    for signature, what in rechecked.items():
+        rows[signature]["rechecked"] = what
+    findings = sorted(rows.values(), key=lambda r: (not r["new"], r["status"] == FIXED, r["target"], r["signature"]))
+
+    active_s = float(state.get("active_s", 0.0))
+    last = timeline[-1]["targets"] if timeline else {}
+    merges = state.get("phases", {}).get("merge") or {}
+    targets = {}
+    for spec in config.targets:
+        ts = state.get("targets", {}).get(spec.name, {})
+        sample = last.get(spec.name, {})
+        execs = int(sample.get("execs", ts.get("execs", 0)) or 0)
+        worker_s = float(ts.get("spent_s", 0.0))
+        targets[spec.name] = {
+            "execs": execs,
+            "execs_per_second": round(execs / worker_s, 1) if worker_s else None,
+            "worker_seconds": round(worker_s, 1),
+            "workers": ts.get("workers", 0),
+            "restarts": ts.get("restarts", 0),
+            "disabled": ts.get("disabled", ""),
+            "libfuzzer_coverage": sample.get("coverage", ts.get("coverage")),
+            "features": sample.get("features", ts.get("features")),
+            "corpus": {
+                "seeds": len(ts.get("seeds", [])),
+                "found": sample.get("found", 0),
+                "merged_added": merges.get(spec.name, {}).get("added"),
+                "merged_total": merges.get(spec.name, {}).get("total"),
+            },
+            "findings": sum(1 for f in findings if f["target"] == spec.name and f["hits"]),
+        }
+    total_execs = sum(t["execs"] for t in targets.values())
+
+    coverage = run.read_json(run.coverage / "summary.json")
+    coverage_report = None
+    if coverage is not None:
+        final = coverage["points"][-1] if coverage.get("points") else None
+        coverage_report = {
+            **coverage,
+            "branches_covered": final["branches_covered"] if final else None,
+            "branch_percent": _percent(final["branches_covered"], coverage.get("branches_total")) if final else None,
+            "lines_covered": final["lines_covered"] if final else None,
+            "line_percent": _percent(final["lines_covered"], coverage.get("lines_total")) if final else None,
+            "data_file": _link(run, run.coverage / ".coverage"),
+        }
+
+    unreproduced = [
+        {"artifact": e["artifact"], "kind": e.get("kind"), "file": _link(run, run.root / "targets" / _artifact_path(e))}
+        for e in journal
+        if e.get("outcome") == "unreproduced"
+    ]
+    skipped: dict[str, int] = {}
+    for e in journal:
+        if e.get("outcome") == "skipped":
+            name = e["artifact"].partition("/")[0]
+            skipped[name] = skipped.get(name, 0) + 1
+    new = [f["signature"] for f in findings if f["new"]]
+    fixed = [s for s, what in rechecked.items() if what == "fixed"]
+    reopened = [s for s, what in rechecked.items() if what == "reopened"]
+    reproducing = [f["signature"] for f in findings if not f["new"] and f["status"] != FIXED]
+    previous = _previous_run(db, run, config.driver)
+    since_last: dict = {"previous_run": previous.id if previous else None, "new": new, "fixed": fixed}
+    since_last.update({"reopened": reopened, "still_reproducing": reproducing})
+    if previous is not None:
+        before = _read_json(Path(previous.folder) / "report.json")
+        if before:
+            since_last["previous"] = {
+                "branches_covered": (before.get("coverage") or {}).get("branches_covered"),
+                "execs_per_second": before.get("totals", {}).get("execs_per_second"),
+                "corpus": {n: t.get("corpus") for n, t in before.get("targets", {}).items()},
+            }
+
+    return {
+        "version": REPORT_VERSION,
+        "run": {
+            "id": run.name,
+            "folder": str(run.root),
+            "created": state.get("created"),
+            "driver": config.driver,
+            "faults": list(config.faults),
+            "targets": [t.name for t in config.targets],
+            "jobs": config.jobs,
+            "budget_seconds": config.budget_s,
+            "fuzz_seconds": round(active_s, 1),
+            "sessions": state.get("sessions", []),
+            "interrupted": bool(state.get("interrupted")),
+            "corpus_root": str(config.corpus_root),
+            "database": str(config.db_path),
+        },
+        "totals": {
+            "execs": total_execs,
+            "execs_per_second": round(total_execs / active_s, 1) if active_s else None,
+            "findings": {"new": len(new), "reproducing": len(reproducing), "fixed": len(fixed)},
+            "corpus_found": sum(t["corpus"]["found"] for t in targets.values()),
+            "corpus_merged": sum(t["corpus"]["merged_added"] or 0 for t in targets.values()),
+        },
+        "targets": targets,
+        "timeline": timeline,
+        "coverage": coverage_report,
+        "findings": findings,
+        "since_last": since_last,
+        "unreproduced": unreproduced,
+        "not_replayed": skipped,
+        "errors": list(errors or []),
+    }
+
+
+def _artifact_path(entry: dict) -> str:
+    target, _, name = entry["artifact"].partition("/")
+    return f"{target}/findings/{name}"
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def write_report(run: RunFolder, report: dict) -> None:
+    """report.json and report.html in the run folder."""
+    from harness.campaign.html import render_html
+
+    atomic_write_json(run.report_json, report)
+    atomic_write_text(run.report_html, render_html(report))

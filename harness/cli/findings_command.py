@@ -1,0 +1,96 @@
+"""`nnfuzz findings`: list the findings database (signatures, status, first and last seen, how to reproduce)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_MISUSE = 0, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The options of the findings command."""
+    parser = argparse.ArgumentParser(
+        prog="nnfuzz findings",
+        description="List the findings every campaign recorded: one line per signature with its status (new, "
+        "reproducing, fixed), when it was first and last seen and the run that found it. --show prints one "
+        "finding in full, with its case and traceback.",
+    )
+    parser.add_argument(
+        "--db", type=Path, metavar="PATH", help="database (default NNFUZZ_FINDINGS_DB or runs/findings.sqlite)"
+    )
+    parser.add_argument("--status", choices=("new", "reproducing", "fixed"), help="only findings of this status")
+    parser.add_argument("--target", help="only findings of this target")
+    parser.add_argument("--show", metavar="SIGNATURE", help="print one finding in full (a unique prefix will do)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--runs", action="store_true", help="list the campaigns instead")
+    return parser
+
+
+def main_findings(argv: list[str]) -> int:
+    """Run the command."""
+    from harness.campaign import FindingsDB, default_db_path
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    path = args.db or default_db_path()
+    if not path.is_file():
+        print(f"nnfuzz findings: no findings database at {path} (run a campaign first, or pass --db)", file=sys.stderr)
+        return EXIT_MISUSE
+    db = FindingsDB(path)
+    if args.runs:
+        runs = db.runs()
+        if args.json:
+            print(json.dumps([r.__dict__ for r in runs], indent=1))
+        else:
+            for r in runs:
+                faults = ",".join(r.faults) or "no faults"
+                print(f"{r.id}  {r.started}  {r.ended or '(unfinished)':20}  {r.driver} ({faults})  {r.folder}")
+        return EXIT_OK
+    records = db.records(args.status)
+    if args.target:
+        records = [r for r in records if r.target == args.target]
+    if args.show:
+        matches = [r for r in records if r.signature.startswith(args.show)]
+        if len(matches) != 1:
+            print(f"nnfuzz findings: {len(matches)} findings match {args.show!r}", file=sys.stderr)
+            return EXIT_MISUSE
+        record = matches[0]
+        if args.json:
+            print(json.dumps(record.to_json(with_input=True), indent=1, sort_keys=True))
+            return EXIT_OK
+        for key, value in record.to_json().items():
+            if key != "traceback":
+                print(f"{key}: {value}")
+        if record.case is not None:
+            print("case:\n" + json.dumps(record.case, indent=1, sort_keys=True))
+        if record.traceback.strip():
+            print("traceback:\n" + record.traceback.rstrip())
+        return EXIT_OK
+    if args.json:
+        print(json.dumps([r.to_json() for r in records], indent=1, sort_keys=True))
+        return EXIT_OK
+    if not records:
+        print("no findings")
+        return EXIT_OK
+    width = max(len("target"), *(len(r.target) for r in records))
+    print(
+        f"{'signature':16}  {'status':11}  {'target':{width}}  {'outcome':7}  {'first seen':20}  {'last seen':20}  rule"
+    )
+    for r in records:
+        print(
+            f"{r.signature:16}  {r.status:11}  {r.target:{width}}  {r.outcome:7}  {r.first_seen:20}  {r.last_seen:20}  "
+            f"{r.rule}: {r.title}"
+        )
+        if r.folder:
+            print(f"{'':18}{r.folder}  (run {r.first_run}{', fixed in ' + r.fixed_run if r.fixed_run else ''})")
+    counts = {s: sum(1 for r in records if r.status == s) for s in ("new", "reproducing", "fixed")}
+    print(
+        f"{len(records)} finding(s): {counts['new']} new, {counts['reproducing']} reproducing, {counts['fixed']} fixed"
+    )
+    return EXIT_OK

@@ -1,0 +1,58 @@
+"""The ClusterFuzzLite configuration: a Python project whose build script compiles every fuzz script and leaves
+its seed corpus and dictionary in $OUT. Without a Docker engine, the script runs here with stand-ins for the
+image's pip and compile_python_fuzzer that record how they were called."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from harness.campaign.corpus import entries
+
+ROOT = Path(__file__).resolve().parents[2]
+CFL = ROOT / ".clusterfuzzlite"
+SCRIPTS = sorted(p.stem for p in (ROOT / "fuzz").glob("fuzz_*.py"))
+
+
+def test_the_project_is_python_built_from_the_python_base_image_with_the_build_script() -> None:
+    assert (CFL / "project.yaml").read_text().split() == ["language:", "python"]
+    docker = (CFL / "Dockerfile").read_text().splitlines()
+    assert "FROM gcr.io/oss-fuzz-base/base-builder-python" in docker
+    assert "COPY .clusterfuzzlite/build.sh $SRC/" in docker
+    assert os.access(CFL / "build.sh", os.X_OK)
+
+
+def _stand_in(path: Path, log: Path) -> str:
+    path.write_text(f'#!/bin/sh\necho "$(basename "$0") $*" >> {log}\n')
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_the_build_compiles_every_fuzz_script_and_writes_their_seed_zips_and_dictionaries(tmp_path: Path) -> None:
+    log, out = tmp_path / "calls.log", tmp_path / "out"
+    out.mkdir()
+    env = dict(
+        os.environ,
+        OUT=str(out),
+        SRC=str(tmp_path),
+        PIP=_stand_in(tmp_path / "pip3", log),
+        COMPILE_PYTHON_FUZZER=_stand_in(tmp_path / "compile_python_fuzzer", log),
+        PYTHON=sys.executable,
+    )
+    result = subprocess.run(
+        ["bash", str(CFL / "build.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert calls[:2] == ["pip3 install numpy hypothesis coverage", "pip3 install --no-deps ."]
+    compiled = [c.split()[1] for c in calls if c.startswith("compile_python_fuzzer ")]
+    assert compiled == [f"fuzz/{name}.py" for name in SCRIPTS]
+    assert all("--collect-submodules=driver_under_test" in c for c in calls[2:])
+    for name in SCRIPTS:
+        corpus = entries(ROOT / "corpus" / name.removeprefix("fuzz_"))  # none yet for a brand-new target
+        with zipfile.ZipFile(out / f"{name}_seed_corpus.zip") as archive:
+            assert sorted(archive.namelist()) == corpus
+        assert (out / f"{name}.dict").read_text().startswith("#")

@@ -1,0 +1,86 @@
+"""Triage of single artifacts: a crash named and reduced to what kills the driver; a repeat counted once; an
+artifact that passes alone kept aside; each artifact journalled once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.campaign import FIXED, NEW, REPRODUCING, FindingsDB
+from harness.campaign import events as ev
+from harness.campaign.folder import RunFolder
+from harness.campaign.triage import Triage
+from tests.campaign.toy_campaign import SPEC, config
+
+
+def _artifact(run: RunFolder, name: str, data: bytes) -> Path:
+    path = run.artifacts(SPEC.name) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def test_a_crash_is_reduced_to_the_values_that_abort_and_repeats_count_as_hits(tmp_path: Path) -> None:
+    cfg = config(tmp_path / "run", tmp_path / "f.sqlite", tmp_path / "corpus", 10.0, ["abort_on_ab"])
+    run = RunFolder(cfg.out_dir)
+    events: list = []
+    triage = Triage(cfg, run, FindingsDB(cfg.db_path), events.append)
+    try:
+        # Three values, the first two 0xAB 0xCD: the fault aborts; the third value plays no part.
+        triage.triage(SPEC, _artifact(run, "crash-1", b"\x03\xab\xcd\x05"))
+        triage.triage(SPEC, _artifact(run, "crash-2", b"\x04\xab\xcd\x01\x02"))
+        triage.triage(SPEC, _artifact(run, "crash-2", b"\x04\xab\xcd\x01\x02"))  # already journalled: nothing
+        triage.triage(SPEC, _artifact(run, "crash-3", b"\x02\x01\x02"))  # passes when replayed alone
+    finally:
+        triage.close()
+    reported = [e for e in events if isinstance(e, ev.FindingReported)]
+    assert [(e.outcome, e.kind) for e in reported] == [("CRASH", "new"), ("CRASH", "duplicate")]
+    assert reported[0].signature == reported[1].signature
+    assert [e.artifact.rsplit("/", 1)[1] for e in events if isinstance(e, ev.Unreproduced)] == ["crash-3"]
+    folder = run.finding(reported[0].signature)
+    case = json.loads((folder / "case.json").read_text())
+    assert case["extras"]["values"] == [0xAB, 0xCD]
+    info = json.loads((folder / "finding.json").read_text())
+    assert info["minimized"] == "structural" and "case.json --target" in info["repro"]
+    assert "toy.py" in (folder / "traceback.txt").read_text()  # faulthandler's stack of the abort
+    journal = [e["artifact"] for e in run.triage_journal]
+    assert journal == ["toy_sum/crash-1", "toy_sum/crash-2", "toy_sum/crash-3"]
+    record = FindingsDB(cfg.db_path).fetch(reported[0].signature)
+    assert record.status == NEW and record.hits == 2 and record.case == case
+
+
+def test_a_skipped_artifact_is_journalled_and_never_replayed(tmp_path: Path) -> None:
+    cfg = config(tmp_path / "run", tmp_path / "f.sqlite", tmp_path / "corpus", 10.0, [])
+    run = RunFolder(cfg.out_dir)
+    triage = Triage(cfg, run, FindingsDB(cfg.db_path), lambda e: None)
+    try:
+        path = _artifact(run, "crash-9", b"\x03\x07\xff\xff")
+        triage.skip(SPEC, path, "backlog")
+        assert triage.pending() == []
+    finally:
+        triage.close()
+    assert [(e["artifact"], e["outcome"]) for e in run.triage_journal] == [("toy_sum/crash-9", "skipped")]
+
+
+def test_a_fixed_finding_found_again_keeps_the_new_input_instead_of_its_stale_one(tmp_path: Path) -> None:
+    db = FindingsDB(tmp_path / "f.sqlite")
+    first = config(tmp_path / "night1", db.path, tmp_path / "corpus", 10.0, ["abort_on_ab"])
+    triage = Triage(first, RunFolder(first.out_dir), db, lambda e: None)
+    try:
+        triage.triage(SPEC, _artifact(RunFolder(first.out_dir), "crash-1", b"\x02\xab\xcd"))
+    finally:
+        triage.close()
+    [record] = db.records()
+    # Marked fixed since, with a stored case that no longer fails.
+    record.status, record.fixed_run = FIXED, "night2"
+    record.case = {**record.case, "extras": {"values": [1, 2]}}
+    db.save(record)
+    again = config(tmp_path / "night3", db.path, tmp_path / "corpus", 10.0, ["abort_on_ab"])
+    triage = Triage(again, RunFolder(again.out_dir), db, lambda e: None)
+    try:
+        triage.triage(SPEC, _artifact(RunFolder(again.out_dir), "crash-2", b"\x03\xab\xcd\x09"))
+    finally:
+        triage.close()
+    record = db.fetch(record.signature)
+    assert record.status == REPRODUCING and record.case["extras"]["values"] == [0xAB, 0xCD]
+    assert [what for run, _, _, what in db.sightings() if run == "night3"] == ["reopened"]
