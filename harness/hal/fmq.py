@@ -37,7 +37,6 @@ The memfd is sealed against shrinking and growing, so a peer cannot truncate it 
 from __future__ import annotations
 
 import fcntl
-import json
 import mmap
 import os
 import select
@@ -51,6 +50,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+from harness.hal._fd_messages import recv_with_fds, send_with_fds
 
 MAGIC = int.from_bytes(b"NNFZFMQ1", "little")
 HEADER_SIZE = 192
@@ -69,7 +70,6 @@ WRITER = "writer"
 READER = "reader"
 _ROLE_WORDS = {WRITER: (_W_WRITER_PID, _W_WRITER_CLOSED), READER: (_W_READER_PID, _W_READER_CLOSED)}
 _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
-_MAX_HEADER_MESSAGE = 4096
 
 if sys.byteorder != "little":  # the header is defined little endian and read through native views
     raise ImportError("harness.hal.fmq supports little-endian machines only")
@@ -509,40 +509,15 @@ def _process_exists(pid: int) -> bool:
 
 def send_descriptor(sock: socket.socket, descriptor: FmqDescriptor) -> None:
     """Send a queue descriptor (its three fds and a JSON header) over a Unix socket."""
-    header = json.dumps({"capacity": descriptor.capacity, "element_size": descriptor.element_size}).encode()
-    message = struct.pack("<I", len(header)) + header
-    sent = socket.send_fds(sock, [message], list(descriptor.fds))
-    if sent < len(message):
-        sock.sendall(message[sent:])
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = sock.recv(n)
-        if not chunk:
-            raise ConnectionError("connection closed in the middle of a queue descriptor")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+    header = {"capacity": descriptor.capacity, "element_size": descriptor.element_size}
+    send_with_fds(sock, header, list(descriptor.fds))
 
 
 def recv_descriptor(sock: socket.socket) -> FmqDescriptor:
     """Receive a descriptor sent with send_descriptor; the caller owns the received fds (pass adopt=True)."""
-    stream = sock.type == socket.SOCK_STREAM
-    data, fds, _flags, _addr = socket.recv_fds(sock, 4 if stream else 4 + _MAX_HEADER_MESSAGE, 3)
+    header, fds = recv_with_fds(sock, 3, "queue descriptor")
     try:
-        if len(fds) != 3:
-            raise ConnectionError(f"expected three fds with a queue descriptor, got {len(fds)}")
-        if len(data) < 4:
-            data += _recv_exact(sock, 4 - len(data))
-        (length,) = struct.unpack_from("<I", data)
-        if length > _MAX_HEADER_MESSAGE:
-            raise ConnectionError(f"queue descriptor header of {length} bytes is too long")
-        body = _recv_exact(sock, length) if stream else data[4 : 4 + length]
-        header = json.loads(body)
-        descriptor = FmqDescriptor((fds[0], fds[1], fds[2]), int(header["capacity"]), int(header["element_size"]))
+        return FmqDescriptor((fds[0], fds[1], fds[2]), int(header["capacity"]), int(header["element_size"]))
     except BaseException:
         _close_fds(fds)
         raise
-    return descriptor

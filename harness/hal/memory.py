@@ -32,7 +32,6 @@ Handles survive fork (the mapping is MAP_SHARED and the fds are inheritable) and
 from __future__ import annotations
 
 import fcntl
-import json
 import mmap
 import os
 import socket
@@ -43,6 +42,8 @@ import threading
 import weakref
 from dataclasses import dataclass
 from enum import StrEnum
+
+from harness.hal._fd_messages import recv_with_fds, send_with_fds
 
 PAGE_SIZE = mmap.ALLOCATIONGRANULARITY
 
@@ -63,8 +64,6 @@ _HWB_BYTES_PER_PIXEL = {HWB_FORMAT_BLOB: 1, HWB_FORMAT_R8G8B8A8_UNORM: 4}
 MAX_CREATE_SIZE = 1 << 32
 # Sizes and offsets are u64 in the HAL; anything above cannot be a real handle.
 _U64_MAX = (1 << 64) - 1
-# Largest JSON header send_memory writes; recv_memory refuses anything longer.
-_MAX_HEADER = 4096
 
 
 class MemoryKind(StrEnum):
@@ -329,46 +328,15 @@ def create_hardware_buffer(
 
 def send_memory(sock: socket.socket, memory: Memory) -> None:
     """Send a memory's fd and a JSON header (kind, offset, size) over a Unix socket."""
-    header = json.dumps({"kind": memory.kind.value, "offset": memory.offset, "size": memory.size}).encode()
-    message = struct.pack("<I", len(header)) + header
-    sent = socket.send_fds(sock, [message], [memory.fd])
-    # Stream sockets may take the message in pieces; the fd travels with the first byte.
-    if sent < len(message):
-        sock.sendall(message[sent:])
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = sock.recv(n)
-        if not chunk:
-            raise ConnectionError("connection closed in the middle of a memory header")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+    send_with_fds(sock, {"kind": memory.kind.value, "offset": memory.offset, "size": memory.size}, [memory.fd])
 
 
 def recv_memory(sock: socket.socket) -> Memory:
     """Receive a memory sent with send_memory; the returned Memory owns the received fd."""
-    stream = sock.type == socket.SOCK_STREAM
-    # On a stream read only the length first; datagram and seqpacket messages must be read whole.
-    first = 4 if stream else 4 + _MAX_HEADER
-    data, fds, _flags, _addr = socket.recv_fds(sock, first, 1)
+    header, (fd,) = recv_with_fds(sock, 1, "memory header")
     try:
-        if len(fds) != 1:
-            raise ConnectionError(f"expected one fd with the memory header, got {len(fds)}")
-        if len(data) < 4:
-            if not stream:
-                raise ConnectionError(f"memory message of {len(data)} bytes is too short")
-            data += _recv_exact(sock, 4 - len(data))
-        (length,) = struct.unpack_from("<I", data)
-        if length > _MAX_HEADER:
-            raise ConnectionError(f"memory header of {length} bytes is too long")
-        body = _recv_exact(sock, length) if stream else data[4 : 4 + length]
-        header = json.loads(body)
-        fd = fds.pop()
         os.set_inheritable(fd, True)
         return Memory.from_fd(header["kind"], fd, header["offset"], header["size"])
-    finally:
-        for fd in fds:
-            _close_quietly(fd)
+    except BaseException:
+        _close_quietly(fd)
+        raise
