@@ -1,4 +1,6 @@
-"""Burst executions over fast message queues (D20-D22): a context whose listener thread serves one client.
+"""Burst executions over fast message queues (D20-D22): a context whose listener serves one client.
+
+The listener runs on one of the device's worker threads (see _workers), so configuring a burst starts no thread.
 
 The listener waits for a request packet on the request channel (in short slices, so that it notices a release or
 a client that went away), takes the packet as everything the client published with its first datum (a client
@@ -42,7 +44,7 @@ from harness.hal.burst_wire import (
     padding_mask,
     serialize_result,
 )
-from harness.hal.fmq import READER, WRITER, FastMessageQueue, FmqDescriptor, FmqError
+from harness.hal.fmq import READER, WRITER, FastMessageQueue, FmqDescriptor, FmqError, FmqWaker
 from harness.hal.memory import Memory
 
 if TYPE_CHECKING:
@@ -198,13 +200,16 @@ class DriverBurstContext(BurstContext):
         self._doomed: list[Memory] = []  # freed while busy: closed when that execution ends
         self._stop = threading.Event()
         self._ended = threading.Event()
-        # Wakes the listener out of a blocked wait on either channel when the burst is released.
-        self._wakers = [requests.waker(), results.waker()]
-        self._thread = threading.Thread(target=self._listen, name="dut-burst", daemon=True)
+        # Wakes the listener out of a blocked wait when the burst is released: it only ever waits for a request
+        # (the request channel's data flag) or for room for a result (the result channel's space flag).
+        self._wakers = [FmqWaker((requests.descriptor().fds[1], results.descriptor().fds[2]))]
+        self._started = False
+        self._listener: int | None = None  # the thread running the listener, while it runs
 
     def start(self) -> None:
-        """Start the listener."""
-        self._thread.start()
+        """Start the listener on one of the device's worker threads."""
+        self._started = True
+        self._model.workers.submit(self._listen)
 
     # --- the HAL methods ------------------------------------------------------------------------------
 
@@ -226,10 +231,10 @@ class DriverBurstContext(BurstContext):
         self._stop.set()
         for waker in self._wakers:
             waker.wake()
-        if threading.current_thread() is not self._thread:
-            self._thread.join(RELEASE_JOIN_S)
+        if threading.get_ident() != self._listener:
+            self._ended.wait(RELEASE_JOIN_S)
         self._free_all()
-        if not self._thread.is_alive():
+        if self._ended.is_set():
             for waker in self._wakers:
                 waker.close()
 
@@ -237,8 +242,8 @@ class DriverBurstContext(BurstContext):
 
     @property
     def listening(self) -> bool:
-        """True while the listener thread runs."""
-        return self._thread.is_alive()
+        """True while the listener runs."""
+        return self._started and not self._ended.is_set()
 
     def wait_ended(self, timeout: float) -> bool:
         """Wait for the listener to end and free its resources; True if it did within `timeout` seconds."""
@@ -252,15 +257,15 @@ class DriverBurstContext(BurstContext):
     # --- the listener ---------------------------------------------------------------------------------
 
     def _listen(self) -> None:
+        self._listener = threading.get_ident()
         try:
             while not self._stop.is_set():
-                head = self._requests.read(1, blocking=True, timeout=LISTEN_SLICE_S, cancelled=self._stop.is_set)
-                if head is None:
+                raw = self._requests.read_all(blocking=True, timeout=LISTEN_SLICE_S, cancelled=self._stop.is_set)
+                if raw is None:
                     if self._requests.writer_gone() or self._results.reader_gone():
                         break
                     continue
                 started = time.perf_counter_ns()
-                raw = head + (self._requests.read(self._requests.available_to_read()) or b"")
                 if not self._send(self._serve(raw, started)):
                     break
         except (FmqError, OSError):
@@ -269,6 +274,7 @@ class DriverBurstContext(BurstContext):
             self._free_all()
             self._requests.close()
             self._results.close()
+            self._listener = None
             self._ended.set()
 
     def _serve(self, raw: bytes, started: int) -> bytes:

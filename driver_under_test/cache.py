@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import threading
 import time
 from typing import TYPE_CHECKING
 
@@ -183,12 +182,7 @@ def prepare_from_cache(
         status = as_driver_error(e).status
         callback.notify(status, None)
         return status
-    threading.Thread(
-        target=_prepare_worker,
-        args=(device, deadline, files, token, callback),
-        name="dut-prepare-from-cache",
-        daemon=True,
-    ).start()
+    device.workers.submit(_prepare_worker, device, deadline, files, token, callback)
     return ErrorStatus.NONE
 
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 
 from driver_under_test import cache, memory_domain
+from driver_under_test._workers import WorkerPool
 from driver_under_test.errors import DriverError, as_driver_error, failure
 from driver_under_test.executor import CompiledSubgraph, compile_model
 from driver_under_test.faults import FaultSet
 from driver_under_test.memory_domain import MemoryDomain
 from driver_under_test.options import DeviceOptions
-from driver_under_test.pools import map_pool
+from driver_under_test.pools import PoolMapping, map_pool
 from driver_under_test.prepared_model import DriverPreparedModel
 from driver_under_test.support import supported_operations
 from driver_under_test.validation import validate_model, validate_preparation_args
@@ -55,6 +55,8 @@ class DriverDevice(Device):
         self.options = options
         self.faults = faults
         self.domain = MemoryDomain(faults, options.limits)
+        # Threads for asynchronous work (preparation, executions, burst listeners), shared by its prepared models.
+        self.workers = WorkerPool("dut-worker")
 
     def __repr__(self) -> str:
         return f"DriverDevice({self.options.name!r}, faults={sorted(self.faults.names)})"
@@ -106,7 +108,7 @@ class DriverDevice(Device):
         token: bytes,
         callback: PreparedModelCallback,
     ) -> ErrorStatus:
-        """IDevice::prepareModel_1_3: validates at launch, compiles in a worker thread."""
+        """IDevice::prepareModel_1_3: validates at launch, compiles on a worker thread."""
         if callback is None:
             return ErrorStatus.INVALID_ARGUMENT
         try:
@@ -117,7 +119,7 @@ class DriverDevice(Device):
             callback.notify(error.status, None)
             return error.status
         args = (model, deadline, _handles(model_cache), _handles(data_cache), token, callback)
-        threading.Thread(target=self._prepare, args=args, name="dut-prepare", daemon=True).start()
+        self.workers.submit(self._prepare, *args)
         return ErrorStatus.NONE
 
     def _prepare(
@@ -144,14 +146,21 @@ class DriverDevice(Device):
             raise DriverError(
                 ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation", "qos.deadline"
             )
-        if not all(supported_operations(model, self.options)):
-            raise failure(
-                "the model uses operations or operand types this device does not support", "prepare.unsupported"
-            )
-        pools = []
+        # Each pool is mapped once: which ones fail decides support, and the others hold the constants.
+        pools: list[PoolMapping] = []
+        unusable: dict[int, DriverError] = {}
         try:
-            for pool in model.pools:
-                pools.append(map_pool(pool, self.options.constant_memory_kinds, writable=False))
+            for index, pool in enumerate(model.pools):
+                try:
+                    pools.append(map_pool(pool, self.options.constant_memory_kinds, writable=False))
+                except DriverError as e:
+                    unusable[index] = e
+            if not all(supported_operations(model, self.options, set(unusable))):
+                raise failure(
+                    "the model uses operations or operand types this device does not support", "prepare.unsupported"
+                )
+            if unusable:
+                raise unusable[min(unusable)]
             subgraphs = compile_model(model, pools)
         finally:
             for p in pools:
@@ -164,7 +173,9 @@ class DriverDevice(Device):
 
     def adopt(self, model: Model, subgraphs: list[CompiledSubgraph]) -> DriverPreparedModel:
         """A prepared model of this device from compiled subgraphs (freshly compiled or rebuilt from a cache)."""
-        return DriverPreparedModel(model, subgraphs, self.options, self.faults, domain=self.domain)
+        return DriverPreparedModel(
+            model, subgraphs, self.options, self.faults, domain=self.domain, workers=self.workers
+        )
 
     def prepare_model_from_cache(
         self,

@@ -99,9 +99,10 @@ def compile_model(model: Model, pools: list[PoolMapping]) -> list[CompiledSubgra
 def _compile_subgraph(model: Model, sg: Subgraph, pools: list[PoolMapping]) -> CompiledSubgraph:
     constants: dict[int, Tensor] = {}
     for index, operand in enumerate(sg.operands):
-        if operand.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
+        lifetime = operand.lifetime
+        if lifetime in _CONSTANT_LIFETIMES:
             constants[index] = operand_tensor(operand, data=_constant(model, operand, pools))
-        elif operand.lifetime == OperandLifeTime.SUBGRAPH:
+        elif lifetime == _SUBGRAPH_LIFETIME:
             # Kernels of IF/WHILE read the referenced subgraph's index from the tensor's value.
             constants[index] = Tensor(type=int(OperandType.SUBGRAPH), shape=(), data=np.array(operand.location.offset))
     operations = []
@@ -137,6 +138,8 @@ class Executor:
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
+        # What every OpCall of this execution hands its kernel as options (kernels only read it).
+        self._options = {"faults": ctx.faults}
 
     def run(self, index: int, inputs: list[Tensor | None]) -> list[Tensor]:
         """Run subgraph `index` (0 = main) on these input tensors; returns its output tensors."""
@@ -150,15 +153,16 @@ class Executor:
             slots[k] = t
         for operand_index, tensor in zip(sg.inputs, inputs):
             slots[operand_index] = tensor
+        operands = sg.operands
         for op in sg.operations:
             self._check_deadline()
             call = OpCall(
-                inputs=[slots[i] if sg.operands[i].lifetime != OperandLifeTime.NO_VALUE else None for i in op.inputs],
-                outputs=[operand_tensor(sg.operands[i]) for i in op.outputs],
+                inputs=[slots[i] if operands[i].lifetime != _NO_VALUE else None for i in op.inputs],
+                outputs=[operand_tensor(operands[i]) for i in op.outputs],
                 relaxed=self.ctx.relaxed,
                 run_subgraph=self._run_referenced,
                 loop_deadline_ns=time.monotonic_ns() + self.ctx.loop_timeout_ns,
-                options={"faults": self.ctx.faults},
+                options=self._options,
             )
             started = time.perf_counter_ns()
             try:
@@ -209,6 +213,9 @@ class Executor:
             raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "deadline passed during execution", "qos.deadline")
 
 
+_NO_VALUE = int(OperandLifeTime.NO_VALUE)
+_SUBGRAPH_LIFETIME = int(OperandLifeTime.SUBGRAPH)
+_CONSTANT_LIFETIMES = frozenset({int(OperandLifeTime.CONSTANT_COPY), int(OperandLifeTime.CONSTANT_REFERENCE)})
 _SCALAR_TYPES = {
     int(t) for t in (OperandType.FLOAT32, OperandType.INT32, OperandType.UINT32, OperandType.BOOL, OperandType.FLOAT16)
 }

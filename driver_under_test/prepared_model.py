@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from driver_under_test._workers import WorkerPool
 from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
 from driver_under_test.executor import CompiledSubgraph, Executor, RunContext, operand_tensor
 from driver_under_test.faults import FaultSet, define
@@ -93,6 +94,7 @@ class DriverPreparedModel(PreparedModel):
         faults: FaultSet,
         *,
         domain: MemoryDomain,
+        workers: WorkerPool,
     ):
         self._model = model
         self._subgraphs = subgraphs
@@ -100,6 +102,8 @@ class DriverPreparedModel(PreparedModel):
         self._faults = faults
         # The device's driver buffers (not the device itself: a prepared model must not keep its device alive).
         self._domain = domain
+        # The device's worker threads (asynchronous executions, fenced executions, burst listeners).
+        self._workers = workers
 
     # --- the core every path shares -------------------------------------------------------------------
 
@@ -107,6 +111,11 @@ class DriverPreparedModel(PreparedModel):
     def memory_domain(self) -> MemoryDomain:
         """The memory domain (driver buffers by token) of the device that prepared this model."""
         return self._domain
+
+    @property
+    def workers(self) -> WorkerPool:
+        """The worker threads of the device that prepared this model."""
+        return self._workers
 
     def io_operands(self, is_output: bool) -> list[Operand]:
         """The operands of main's outputs (or inputs), in order."""
@@ -297,7 +306,7 @@ class DriverPreparedModel(PreparedModel):
                 r = ExecutionResult.error(as_driver_error(e))
             callback.notify(r.status, r.output_shapes if r.status in _STATUSES_WITH_SHAPES else [], r.timing)
 
-        threading.Thread(target=work, name="dut-execute", daemon=True).start()
+        self._workers.submit(work)
         return ErrorStatus.NONE
 
     def execute_fenced(
@@ -369,7 +378,7 @@ class DriverPreparedModel(PreparedModel):
             finally:
                 done.close()
 
-        threading.Thread(target=work, name="dut-fenced", daemon=True).start()
+        self._workers.submit(work)
         return ErrorStatus.NONE, client_fence, callback
 
     def configure_execution_burst(

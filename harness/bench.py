@@ -8,8 +8,10 @@ harness's overhead shows as the ratio of the two rates.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from harness.case import model_from_json
@@ -192,6 +194,31 @@ def run_bench(
     return results
 
 
-def report_json(results: Sequence[TargetBench]) -> dict:
-    """{"targets": {name: {"execs_per_second": ..., ...}}}."""
-    return {"targets": {r.name: r.to_json() for r in results}}
+def usable_cpus() -> set[int]:
+    """The CPUs this process may run on (empty where affinity is not available)."""
+    return set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else set()
+
+
+@contextmanager
+def one_cpu(cpu: int | None = None) -> Iterator[int | None]:
+    """Within the block, this process runs on one CPU (`cpu`, or the first it may use); yields the CPU, or None where
+    affinity is not available. ValueError for a CPU the process may not use. The affinity is restored after."""
+    # "One core" is meant literally: the driver's worker threads and the caller then hand over the interpreter on
+    # the same core, as in a fuzzing worker on a loaded machine, instead of waking an idle core each time.
+    if not hasattr(os, "sched_setaffinity"):
+        yield None
+        return
+    allowed = os.sched_getaffinity(0)
+    chosen = min(allowed) if cpu is None else cpu
+    if chosen not in allowed:
+        raise ValueError(f"CPU {chosen} is not one this process may use ({', '.join(map(str, sorted(allowed)))})")
+    os.sched_setaffinity(0, {chosen})
+    try:
+        yield chosen
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+def report_json(results: Sequence[TargetBench], cpu: int | None = None) -> dict:
+    """{"targets": {name: {"execs_per_second": ..., ...}}, "cpu": the CPU it ran on (None: not pinned)}."""
+    return {"targets": {r.name: r.to_json() for r in results}, "cpu": cpu}

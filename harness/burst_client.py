@@ -216,13 +216,12 @@ class BurstClient:
             if self.requests.reader_gone():
                 raise BurstBroken("the burst's listener stopped reading requests")
             raise BurstTimeout(f"request not accepted within {self.timeout_s} s")
-        head = self.results.read(1, blocking=True, timeout=self.timeout_s)
-        if head is None:
+        raw = self.results.read_all(blocking=True, timeout=self.timeout_s)
+        if raw is None:
             self._broken = True
             if self.results.writer_gone():
                 raise BurstBroken("the burst's listener ended without a result")
             raise BurstTimeout(f"no burst result within {self.timeout_s} s")
-        raw = head + (self.results.read(self.results.available_to_read()) or b"")
         self.last_result = raw
         unclean = unclean_datums(raw, RESULT)
         self.last_notes = [f"result datums {unclean} have non-zero padding bytes"] if unclean else []

@@ -82,6 +82,8 @@ def kernel(op: OperationType, types: Sequence[OperandType]) -> Callable[[KernelF
 
 def lookup(op: int) -> KernelEntry | None:
     """The kernel entry for an operation, or None if the driver does not implement it."""
+    if op.__class__ is OperationType or op.__class__ is int:
+        return _KERNELS.get(op)  # the keys are OperationType members, equal to (and hashed as) their ints
     try:
         return _KERNELS.get(OperationType(op))
     except ValueError:

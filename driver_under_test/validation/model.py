@@ -20,14 +20,16 @@ from driver_under_test.validation.operands import (
     as_list,
     as_uint32,
     check_operand,
+    plain_operand_bytes,
 )
 from driver_under_test.validation.operations import SIGNATURES, check_signature
-from harness.hal import Model, OperandLifeTime, OperationType, Subgraph, is_extension_type
+from harness.hal import Model, OperandLifeTime, Operation, OperationType, Subgraph, is_extension_type
 from harness.hal.memory import Memory
 
 _LT = OperandLifeTime
 _WRITTEN = frozenset({_LT.TEMPORARY_VARIABLE, _LT.SUBGRAPH_OUTPUT})
 _OPERATION_TYPES = frozenset(SIGNATURES) | {OperationType.OEM_OPERATION}
+_OPERATION_TYPE_CLASSES = frozenset({int, OperationType})
 
 CONSUMER_COUNT_UNCHECKED = define(
     "consumer_count_unchecked",
@@ -41,6 +43,21 @@ def _name(k: int) -> str:
     return "main" if k == 0 else f"referenced[{k - 1}]"
 
 
+class _OperationLabel:
+    """How messages name an operation ("main operation 3 (ADD)"), spelled out only when a message is built."""
+
+    __slots__ = ("subgraph", "index", "type")
+
+    def __init__(self, subgraph: int, index: int) -> None:
+        self.subgraph = subgraph
+        self.index = index
+        self.type: int | None = None  # set once the type is known to be a HAL operation
+
+    def __str__(self) -> str:
+        what = f"{_name(self.subgraph)} operation {self.index}"
+        return what if self.type is None else f"{what} ({OperationType(self.type).name})"
+
+
 def _subgraphs(model: Model, limits: Limits) -> list[Subgraph]:
     if not isinstance(model, Model):
         raise invalid("not a Model", "model.malformed")
@@ -51,7 +68,9 @@ def _subgraphs(model: Model, limits: Limits) -> list[Subgraph]:
         if not isinstance(sg, Subgraph):
             raise invalid(f"{_name(k)} is not a Subgraph", "model.malformed")
         for field in ("operands", "operations", "input_indexes", "output_indexes"):
-            as_list(getattr(sg, field), f"{_name(k)}.{field}")
+            value = getattr(sg, field)
+            if value.__class__ is not list:
+                as_list(value, f"{_name(k)}.{field}")
     check_limit(limits, "max_operands", sum(len(sg.operands) for sg in subgraphs), "the number of operands")
     check_limit(limits, "max_operations", sum(len(sg.operations) for sg in subgraphs), "the number of operations")
     return subgraphs
@@ -92,7 +111,10 @@ def _check_operands(subgraphs: Sequence[Subgraph], ctx: ModelContext) -> None:
     total = 0
     for k, sg in enumerate(subgraphs):
         for i, operand in enumerate(sg.operands):
-            total += check_operand(operand, f"{_name(k)} operand {i}", ctx)
+            size = plain_operand_bytes(operand, ctx)
+            if size is None:
+                size = check_operand(operand, f"{_name(k)} operand {i}", ctx)
+            total += size
             if total > ctx.limits.max_total_constant_bytes:
                 raise exhausted(
                     "max_total_constant_bytes",
@@ -103,24 +125,28 @@ def _check_operands(subgraphs: Sequence[Subgraph], ctx: ModelContext) -> None:
 def _check_io_lists(sg: Subgraph, what: str) -> None:
     """V7: inputIndexes/outputIndexes name exactly the SUBGRAPH_INPUT/SUBGRAPH_OUTPUT operands, once each."""
     n = len(sg.operands)
+    lifetimes = [operand.lifetime for operand in sg.operands]
     for side, indexes, lifetime in (
         ("input", sg.input_indexes, _LT.SUBGRAPH_INPUT),
         ("output", sg.output_indexes, _LT.SUBGRAPH_OUTPUT),
     ):
         seen: set[int] = set()
         for position, value in enumerate(indexes):
-            i = as_int(value, f"{what} {side} index {position}")
+            i = value if value.__class__ is int else as_int(value, f"{what} {side} index {position}")
             if not 0 <= i < n:
                 raise invalid(f"{what} {side} index {position} is {i}; the subgraph has {n} operands",
                               "V7.io_index_range")  # fmt: skip
             if i in seen:
                 raise invalid(f"{what} lists operand {i} twice as a subgraph {side}", "V7.io_index_duplicate")
             seen.add(i)
-            if sg.operands[i].lifetime != lifetime:
+            if lifetimes[i] != lifetime:
                 raise invalid(
                     f"{what} {side} operand {i} has lifetime {_LT(sg.operands[i].lifetime).name}, not {lifetime.name}",
                     "V7.lifetime_vs_io_lists",
                 )
+        # Every listed operand has the lifetime: as many operands with it as listed means none is left out.
+        if lifetimes.count(lifetime) == len(seen):
+            continue
         for i, operand in enumerate(sg.operands):
             if operand.lifetime == lifetime and i not in seen:
                 raise invalid(f"{what} operand {i} is {lifetime.name} but not a subgraph {side}",
@@ -162,7 +188,9 @@ def _check_references(subgraphs: Sequence[Subgraph]) -> None:
             raise invalid(f"{_name(k)} is not referenced from the main subgraph", "V25.unreferenced_subgraph")
 
 
-def _operation_type(value: object, prefixes: frozenset[int], what: str) -> int:
+def _operation_type(value: object, prefixes: frozenset[int], what: object) -> int:
+    if value.__class__ in _OPERATION_TYPE_CLASSES and value in _OPERATION_TYPES:
+        return value  # type: ignore[return-value]
     t = as_int(value, f"{what} type")
     if t in _OPERATION_TYPES:
         return t
@@ -171,35 +199,49 @@ def _operation_type(value: object, prefixes: frozenset[int], what: str) -> int:
     raise invalid(f"{what} has type {t}, which is not an operation type", "V11.operation_type")
 
 
+def _indexes_in_range(indexes: object, n: int) -> bool:
+    """True for a list of plain ints that are all operand indexes (what the checks of V12/V13 accept)."""
+    if indexes.__class__ is not list:
+        return False
+    for i in indexes:  # type: ignore[attr-defined]
+        if i.__class__ is not int or not 0 <= i < n:
+            return False
+    return True
+
+
 def _check_operations(model: Model, subgraphs: Sequence[Subgraph], prefixes: frozenset[int]) -> None:
     for k, sg in enumerate(subgraphs):
-        n = len(sg.operands)
+        operands = sg.operands
+        n = len(operands)
         for j, op in enumerate(sg.operations):
-            what = f"{_name(k)} operation {j}"
-            if not hasattr(op, "inputs") or not hasattr(op, "outputs"):
+            what = _OperationLabel(k, j)
+            if op.__class__ is not Operation and (not hasattr(op, "inputs") or not hasattr(op, "outputs")):
                 raise invalid(f"{what} is not an Operation", "model.malformed")
             t = _operation_type(op.type, prefixes, what)
             if t in SIGNATURES:
-                what = f"{what} ({OperationType(t).name})"
-            for side, indexes, rule in (("input", op.inputs, "V12.input_index"), ("output", op.outputs,
+                what.type = t
+            inputs, outputs = op.inputs, op.outputs
+            if not (_indexes_in_range(inputs, n) and _indexes_in_range(outputs, n)):
+                for side, indexes, rule in (("input", inputs, "V12.input_index"), ("output", outputs,
                                                                                   "V13.output_index")):
-                for position, value in enumerate(as_list(indexes, f"{what} {side}s")):
-                    i = as_uint32(value, f"{what} {side} {position}", rule)
-                    if i >= n:
-                        raise invalid(f"{what} {side} {position} is operand {i}; the subgraph has {n}", rule)
-            check_signature(t, [sg.operands[i] for i in op.inputs], [sg.operands[i] for i in op.outputs], what)
+                    for position, value in enumerate(as_list(indexes, f"{what} {side}s")):
+                        i = as_uint32(value, f"{what} {side} {position}", rule)
+                        if i >= n:
+                            raise invalid(f"{what} {side} {position} is operand {i}; the subgraph has {n}", rule)
+            check_signature(t, [operands[i] for i in inputs], [operands[i] for i in outputs], what)
             if t in CONTROL_FLOW_CHECKS:
-                CONTROL_FLOW_CHECKS[t](model, sg, op, what)
+                CONTROL_FLOW_CHECKS[t](model, sg, op, str(what))
 
 
 def _check_dataflow(sg: Subgraph, what: str, faults: FaultSet) -> None:
     """V6/V9 writers, V1 execution order, V14 unwritten operands, V8 consumer counts."""
     operands = sg.operands
+    writes = [operand.lifetime in _WRITTEN for operand in operands]
     writer = [-1] * len(operands)
     for j, op in enumerate(sg.operations):
         for i in op.outputs:
-            lifetime = operands[i].lifetime
-            if lifetime not in _WRITTEN:
+            if not writes[i]:
+                lifetime = operands[i].lifetime
                 raise invalid(
                     f"{what} operation {j} writes operand {i} whose lifetime is {_LT(lifetime).name}",
                     "V6.lifetime_vs_writer",
@@ -210,7 +252,7 @@ def _check_dataflow(sg: Subgraph, what: str, faults: FaultSet) -> None:
     written = [False] * len(operands)
     for j, op in enumerate(sg.operations):
         for i in op.inputs:
-            if operands[i].lifetime in _WRITTEN and not written[i]:
+            if writes[i] and not written[i]:
                 if writer[i] == -1:
                     raise invalid(f"{what} operation {j} reads operand {i}, which nothing writes", "V14.never_written")
                 raise invalid(
@@ -220,7 +262,7 @@ def _check_dataflow(sg: Subgraph, what: str, faults: FaultSet) -> None:
         for i in op.outputs:
             written[i] = True
     for i, operand in enumerate(operands):
-        if operand.lifetime in _WRITTEN and writer[i] == -1:
+        if writes[i] and writer[i] == -1:
             raise invalid(f"{what} operand {i} ({_LT(operand.lifetime).name}) is never written", "V14.never_written")
     if faults.active(CONSUMER_COUNT_UNCHECKED):
         return
@@ -229,7 +271,9 @@ def _check_dataflow(sg: Subgraph, what: str, faults: FaultSet) -> None:
         for i in op.inputs:
             consumers[i] += 1
     for i, operand in enumerate(operands):
-        declared = as_int(operand.number_of_consumers, f"{what} operand {i} numberOfConsumers")
+        declared = operand.number_of_consumers
+        if declared.__class__ is not int:
+            declared = as_int(declared, f"{what} operand {i} numberOfConsumers")
         if declared != consumers[i]:
             raise invalid(
                 f"{what} operand {i} declares {declared} consumers but {consumers[i]} operation inputs read it",

@@ -13,6 +13,7 @@ from driver_under_test.faults import FaultSet, define
 from driver_under_test.validation.limits import Limits, bounded_element_count, exhausted
 from harness.hal import (
     DataLocation,
+    Operand,
     OperandLifeTime,
     OperandType,
     SymmPerChannelQuantParams,
@@ -304,3 +305,104 @@ def check_operand(operand: object, what: str, ctx: ModelContext) -> int:
     check_extra_params(t, dims, quant[2], what)
     lifetime = check_lifetime(t, fields[2], what)
     return check_location(t, dims, lifetime, fields[3], what, ctx)
+
+
+# --- the plain operand, accepted without building a single message --------------------------------------------
+
+_POSITIVE, _NON_NEGATIVE, _ZERO = 0, 1, 2  # what the scale of a type must be
+_TYPE_CLASSES = frozenset({int, OperandType})
+_LIFETIME_CLASSES = frozenset({int, OperandLifeTime})
+
+
+def _plain_rule(t: OperandType) -> tuple[bool, int, int, int, int, bool] | None:
+    """(no dimensions allowed, scale rule, zero point range, element size, scalar) of a type; None for the types
+    whose checks need more than these (OEM, per-channel quantized)."""
+    if t in _OEM_TYPES or t == OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        return None
+    if t in QUANTIZED_TYPES:
+        scale = _POSITIVE
+    elif t == OperandType.TENSOR_INT32:
+        scale = _NON_NEGATIVE
+    else:
+        scale = _ZERO
+    lo, hi = ZERO_POINT_RANGES.get(t, (0, 0))
+    size = 0 if t == OperandType.SUBGRAPH else element_size(t)
+    return is_scalar_type(t) or t == OperandType.SUBGRAPH, scale, lo, hi, size, is_scalar_type(t)
+
+
+_PLAIN_TYPES = {int(t): rule for t in OperandType if (rule := _plain_rule(t)) is not None}
+
+
+def plain_operand_bytes(operand: object, ctx: ModelContext) -> int | None:
+    """What check_operand returns for an operand that passes every check, or None to leave the decision to it.
+
+    Only the common shape of operand is judged here (a HAL type other than OEM or per-channel, plain ints and a
+    float scale, no extra parameters); whatever else, and any operand a check would refuse, gives None, so that
+    check_operand finds the same first problem and reports it in the same words. Faults only ever relax a check,
+    so they matter to check_operand alone.
+    """
+    if operand.__class__ is not Operand:
+        return None
+    t = operand.type  # type: ignore[attr-defined]
+    if t.__class__ not in _TYPE_CLASSES:
+        return None
+    rule = _PLAIN_TYPES.get(t)
+    if rule is None:
+        return None
+    dimensionless, scale_rule, zp_lo, zp_hi, size, scalar = rule
+    dims = operand.dimensions  # type: ignore[attr-defined]
+    if dims.__class__ is not list and dims.__class__ is not tuple:
+        return None
+    count = 1
+    if dims:
+        limits = ctx.limits
+        if dimensionless or len(dims) > limits.max_rank:
+            return None
+        for d in dims:
+            if d.__class__ is not int or not 0 <= d <= UINT32_MAX:
+                return None
+            if d:
+                count *= d
+        if count > limits.max_elements_per_operand:
+            return None
+    s = operand.scale  # type: ignore[attr-defined]
+    if s.__class__ is not float:
+        return None
+    if scale_rule == _POSITIVE:
+        if not 0.0 < s < math.inf:
+            return None
+    elif scale_rule == _NON_NEGATIVE:
+        if not 0.0 <= s < math.inf:
+            return None
+    elif s != 0.0:
+        return None
+    zp = operand.zero_point  # type: ignore[attr-defined]
+    if zp.__class__ is not int or not zp_lo <= zp <= zp_hi or operand.extra_params is not None:  # type: ignore[attr-defined]
+        return None
+    lifetime = operand.lifetime  # type: ignore[attr-defined]
+    if lifetime.__class__ not in _LIFETIME_CLASSES or lifetime not in _LIFETIMES:
+        return None
+    if (t == OperandType.SUBGRAPH) != (lifetime == _LT.SUBGRAPH):
+        return None
+    loc = operand.location  # type: ignore[attr-defined]
+    if loc.__class__ is not DataLocation:
+        return None
+    pool, offset, length = loc.pool_index, loc.offset, loc.length
+    if pool.__class__ is not int or offset.__class__ is not int or length.__class__ is not int:
+        return None
+    if lifetime == _LT.CONSTANT_COPY or lifetime == _LT.CONSTANT_REFERENCE:
+        if not (0 <= pool <= UINT32_MAX and 0 <= offset <= UINT32_MAX and 0 <= length <= UINT32_MAX):
+            return None
+        if not scalar and (not dims or 0 in dims):
+            return None
+        if lifetime == _LT.CONSTANT_COPY:
+            available = ctx.operand_values_size if pool == 0 else -1
+        else:
+            available = ctx.pool_sizes[pool] if pool < len(ctx.pool_sizes) else -1
+        if available.__class__ is not int or offset + length > available:
+            return None
+        # With every dimension known, `count` is their product.
+        return length if length == size * (1 if scalar else count) else None
+    if lifetime == _LT.SUBGRAPH:
+        return 0 if pool == 0 and length == 0 and 0 <= offset < ctx.subgraph_count else None
+    return 0 if pool == 0 and offset == 0 and length == 0 else None

@@ -11,7 +11,8 @@ checked here; shapes and values are the kernels' business.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from driver_under_test.errors import DriverError, invalid
 from harness.hal import Operand, OperandLifeTime, OperandType, OperationType
@@ -42,6 +43,11 @@ class Slot:
     accepts: Callable[[int], frozenset[int]]
     text: str
     optional: bool = False  # the operand may have lifetime NO_VALUE
+    # accepts() of every HAL operand type, computed once: the primary type is always one of them when it is asked.
+    accepted: dict[int, frozenset[int]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "accepted", {int(t): self.accepts(t) for t in _T})
 
 
 @dataclass(frozen=True)
@@ -461,10 +467,10 @@ def _type_name(t: int) -> str:
 
 
 def _check_slots(
-    what: str, side: str, operands: Sequence[Operand], slots: Sequence[Slot], primary: int, primary_at: str
+    what: object, side: str, operands: Sequence[Operand], slots: Sequence[Slot], primary: int, primary_at: str
 ) -> DriverError | None:
     for k, (operand, slot) in enumerate(zip(operands, slots)):
-        accepted = slot.accepts(primary)
+        accepted = slot.accepted[primary]
         if operand.type not in accepted:
             names = ", ".join(sorted(_type_name(t) for t in accepted))
             return invalid(
@@ -477,30 +483,41 @@ def _check_slots(
     return None
 
 
-def check_signature(op_type: int, inputs: Sequence[Operand], outputs: Sequence[Operand], what: str) -> None:
+@lru_cache(maxsize=4096)
+def _fitting_forms(
+    op_type: int, n_inputs: int, n_outputs: int
+) -> tuple[tuple[Form, ...], tuple[tuple[list[Slot], list[Slot]], ...]]:
+    """The forms of an operation that take this many inputs, and the (input, output) slots of those that also
+    produce this many outputs (a function of the table alone, so it is computed once per operation and counts)."""
+    spec = SIGNATURES[op_type]
+    by_inputs = []
+    for form in spec.forms:
+        slots = _with_groups(form.inputs, form.more_inputs, n_inputs)
+        if slots is not None:
+            by_inputs.append((form, slots))
+    candidates = []
+    for form, in_slots in by_inputs:
+        out_slots = _with_groups(form.outputs, form.more_outputs, n_outputs)
+        if out_slots is not None:
+            candidates.append((in_slots, out_slots))
+    return tuple(f for f, _ in by_inputs), tuple(candidates)
+
+
+def check_signature(op_type: int, inputs: Sequence[Operand], outputs: Sequence[Operand], what: object) -> None:
     """Raise INVALID_ARGUMENT if the operation's operand counts, types or omitted values break its signature.
 
-    `inputs`/`outputs` are the operation's operands in order; `what` names the operation in messages.
-    Operations without a table entry (OEM and extension operations) are not checked here.
+    `inputs`/`outputs` are the operation's operands in order; `what` names the operation in messages (anything
+    that formats as text). Operations without a table entry (OEM and extension operations) are not checked here.
     """
     spec = SIGNATURES.get(op_type)
     if spec is None:
         return
-    by_inputs = []
-    for form in spec.forms:
-        slots = _with_groups(form.inputs, form.more_inputs, len(inputs))
-        if slots is not None:
-            by_inputs.append((form, slots))
+    by_inputs, candidates = _fitting_forms(op_type, len(inputs), len(outputs))
     if not by_inputs:
         expected = " or ".join(_possible_counts(f.inputs, f.more_inputs) for f in spec.forms)
         raise invalid(f"{what} has {len(inputs)} inputs; expected {expected}", "V17.operation_input_count")
-    candidates = []
-    for form, in_slots in by_inputs:
-        out_slots = _with_groups(form.outputs, form.more_outputs, len(outputs))
-        if out_slots is not None:
-            candidates.append((in_slots, out_slots))
     if not candidates:
-        expected = " or ".join(sorted({_possible_counts(f.outputs, f.more_outputs) for f, _ in by_inputs}))
+        expected = " or ".join(sorted({_possible_counts(f.outputs, f.more_outputs) for f in by_inputs}))
         raise invalid(f"{what} has {len(outputs)} outputs; expected {expected}", "V18.operation_output_count")
     side, operands = ("output", outputs) if spec.primary_is_output else ("input", inputs)
     primary = operands[spec.primary_index].type

@@ -48,7 +48,7 @@ POOL_BOUNDS_OFF_BY_ONE = define(
 ).name
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass is several times slower to build, and regions are many
 class _Region:
     """A byte range of one memory object that an argument or a constant occupies."""
 
@@ -87,7 +87,10 @@ def _merge(operand: Operand, arg_dims: Sequence[object], what: str, limits: Limi
     """
     if len(arg_dims) > limits.max_rank:
         raise exhausted("max_rank", f"{what} has rank {len(arg_dims)}, above this driver's limit of {limits.max_rank}")
-    dims = [as_int(d, f"{what} dimension {k}", _MALFORMED) for k, d in enumerate(arg_dims)]
+    if all(d.__class__ is int for d in arg_dims):  # the common case: nothing to convert, no message to build
+        dims = list(arg_dims)
+    else:
+        dims = [as_int(d, f"{what} dimension {k}", _MALFORMED) for k, d in enumerate(arg_dims)]
     for k, d in enumerate(dims):
         if not 0 <= d <= UINT32_MAX:
             raise invalid(f"{what} dimension {k} is {d}, outside the uint32 range", "V32.dimensions_conflict")
@@ -124,16 +127,23 @@ def _check_argument(
     loc = arg.location
     if not isinstance(loc, DataLocation):
         raise invalid(f"{what} location is not a DataLocation", _MALFORMED)
-    arg_dims = as_list(arg.dimensions, f"{what} dimensions", _MALFORMED)
+    arg_dims = arg.dimensions
+    if arg_dims.__class__ is not list:
+        arg_dims = as_list(arg_dims, f"{what} dimensions", _MALFORMED)
     if arg.has_no_value:
         if any(as_int(v, what, _MALFORMED) for v in (loc.pool_index, loc.offset, loc.length)) or arg_dims:
             raise invalid(f"{what} has no value but carries a location or dimensions", "V36.no_value_with_location")
         return list(operand.dimensions)
-    pool_index = as_uint32(loc.pool_index, f"{what} pool index", "V35.pool_index")
+    pool_index, offset, length = loc.pool_index, loc.offset, loc.length
+    # Plain uint32 ints pass as they are; anything else goes through the checks that name the problem.
+    if not (pool_index.__class__ is int and 0 <= pool_index <= UINT32_MAX):
+        pool_index = as_uint32(pool_index, f"{what} pool index", "V35.pool_index")
     if pool_index >= len(pools):
         raise invalid(f"{what} uses pool {pool_index} but the request has {len(pools)} pools", "V35.pool_index")
-    offset = as_uint32(loc.offset, f"{what} offset", "V31.location_out_of_pool")
-    length = as_uint32(loc.length, f"{what} length", "V31.location_out_of_pool")
+    if not (offset.__class__ is int and 0 <= offset <= UINT32_MAX):
+        offset = as_uint32(offset, f"{what} offset", "V31.location_out_of_pool")
+    if not (length.__class__ is int and 0 <= length <= UINT32_MAX):
+        length = as_uint32(length, f"{what} length", "V31.location_out_of_pool")
     pool = pools[pool_index]
     if isinstance(pool, DriverBufferToken):
         if offset or length:
@@ -202,6 +212,7 @@ def _check_overlaps(model: Model, request: Request, pools: Sequence[object]) -> 
     """V34/D14: an output overlaps no other output, no input and no constant in the same memory."""
     token_users: dict[int, list[tuple[bool, str]]] = {}
     regions: dict[tuple, list[_Region]] = {}
+    keys: dict[int, tuple] = {}  # pool index -> _memory_key, looked up once per pool
     for is_output, args in ((False, request.inputs), (True, request.outputs)):
         for position, arg in enumerate(args):
             if arg.has_no_value:
@@ -213,7 +224,10 @@ def _check_overlaps(model: Model, request: Request, pools: Sequence[object]) -> 
             elif arg.location.length:
                 start = _base(pool) + arg.location.offset
                 region = _Region(start, start + arg.location.length, is_output, label)
-                regions.setdefault(_memory_key(pool), []).append(region)
+                key = keys.get(arg.location.pool_index)
+                if key is None:
+                    key = keys[arg.location.pool_index] = _memory_key(pool)
+                regions.setdefault(key, []).append(region)
     for token, users in token_users.items():
         outputs = [label for is_output, label in users if is_output]
         if outputs and len(users) > 1:

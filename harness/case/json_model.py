@@ -28,6 +28,7 @@ from harness.case.values import (
     float_to_json,
     json_values_round_trip,
     pack,
+    storage_dtype,
     to_json_values,
     unpack,
 )
@@ -42,7 +43,6 @@ from harness.hal import (
     OperationType,
     Subgraph,
     SymmPerChannelQuantParams,
-    numpy_dtype,
 )
 from harness.hal.memory import Memory, MemoryBoundsError, MemoryMapError
 
@@ -58,12 +58,20 @@ def _aligned(n: int) -> int:
     return -(-n // CONSTANT_ALIGNMENT) * CONSTANT_ALIGNMENT
 
 
+# Per enum, name -> member and value -> name: a dict lookup where an enum call costs a microsecond per operand.
+_MEMBERS: dict[type[IntEnum], dict[str, IntEnum]] = {}
+_NAMES: dict[type[IntEnum], dict[int, str]] = {}
+for _enum in (OperandType, OperandLifeTime, OperationType):
+    _MEMBERS[_enum] = dict(_enum.__members__)
+    _NAMES[_enum] = {int(m): m.name for m in _enum}
+
+
 def _enum_from_json(enum: type[IntEnum], value: object, what: str) -> int:
     if isinstance(value, str):
-        try:
-            return enum[value]
-        except KeyError:
-            raise CaseFormatError(f"unknown {what} {value!r}") from None
+        member = _MEMBERS[enum].get(value)
+        if member is None:
+            raise CaseFormatError(f"unknown {what} {value!r}")
+        return member
     if isinstance(value, bool) or not isinstance(value, int):
         raise CaseFormatError(f"{what} must be a name or an integer, got {value!r}")
     try:
@@ -74,14 +82,23 @@ def _enum_from_json(enum: type[IntEnum], value: object, what: str) -> int:
 
 def _enum_to_json(enum: type[IntEnum], value: int) -> str | int:
     try:
+        return _NAMES[enum][value]
+    except (KeyError, TypeError):
+        pass
+    try:
         return enum(value).name
     except ValueError:
         return int(value)
 
 
+_INT_ONLY = frozenset({int})
+
+
 def _int_list(values: object) -> list[int]:
     if not isinstance(values, list):
         raise CaseFormatError(f"expected a list of integers, got {values!r}")
+    if _INT_ONLY.issuperset(map(type, values)):
+        return list(values)
     out = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int):
@@ -91,6 +108,8 @@ def _int_list(values: object) -> list[int]:
 
 
 def _location_from_json(d: dict, default_length: int = 0) -> DataLocation:
+    if d == {}:
+        return DataLocation(0, 0, int(default_length))
     return DataLocation(int(d.get("poolIndex", 0)), int(d.get("offset", 0)), int(d.get("length", default_length)))
 
 
@@ -139,15 +158,17 @@ class _ModelReader:
                 self.write_reference(index, location, raw)
         else:
             location = _location_from_json(d.get("location", {}))
+        # Positional arguments, in Operand's field order (type, dimensions, number_of_consumers, scale, zero_point,
+        # lifetime, location, extra_params): keywords cost a noticeable share of building an operand.
         return Operand(
-            type=operand_type,
-            dimensions=_int_list(d.get("dimensions", [])),
-            number_of_consumers=int(d.get("numberOfConsumers", consumers)),
-            scale=float_from_json(d.get("scale", 0.0)),
-            zero_point=int(d.get("zeroPoint", 0)),
-            lifetime=lifetime,
-            location=location,
-            extra_params=self.extra_params(index, d),
+            operand_type,
+            _int_list(d.get("dimensions", [])),
+            int(d.get("numberOfConsumers", consumers)),
+            float_from_json(d.get("scale", 0.0)),
+            int(d.get("zeroPoint", 0)),
+            lifetime,
+            location,
+            self.extra_params(index, d),
         )
 
     @staticmethod
@@ -163,6 +184,8 @@ class _ModelReader:
 
     @staticmethod
     def extra_params(index: int, d: dict) -> SymmPerChannelQuantParams | bytes | None:
+        if "channelQuant" not in d and "extensionParams" not in d:
+            return None
         if "channelQuant" in d and "extensionParams" in d:
             raise CaseFormatError(f"operand {index} has both channelQuant and extensionParams")
         if "channelQuant" in d:
@@ -215,14 +238,19 @@ def model_from_json(d: dict) -> Model:
         raise CaseFormatError(f"invalid model JSON: {type(e).__name__}: {e}") from e
 
 
-def _copy_layout_is_canonical(model: Model) -> bool:
-    """True when operandValues and CONSTANT_COPY locations are exactly what model_from_json would lay out."""
+def _copy_layout_is_canonical(model: Model, copies: dict[int, bytes | None] | None = None) -> bool:
+    """True when operandValues and CONSTANT_COPY locations are exactly what model_from_json would lay out.
+
+    `copies`, when given, receives each CONSTANT_COPY operand's bytes by id(operand) (read once, used twice).
+    """
     expected = bytearray()
     for subgraph in [model.main, *model.referenced]:
         for operand in subgraph.operands:
             if operand.lifetime != OperandLifeTime.CONSTANT_COPY:
                 continue
             raw = constant_bytes(model, operand.lifetime, operand.location)
+            if copies is not None:
+                copies[id(operand)] = raw
             if raw is None:
                 return False
             offset = _aligned(len(expected))
@@ -235,13 +263,15 @@ def _copy_layout_is_canonical(model: Model) -> bool:
 
 
 def _location_to_json(loc: DataLocation, keep: tuple[str, ...] = ()) -> dict:
+    if not keep and not (loc.pool_index or loc.offset or loc.length):
+        return {}
     full = {"poolIndex": loc.pool_index, "offset": loc.offset, "length": loc.length}
     return {k: v for k, v in full.items() if v or k in keep}
 
 
 def _value_to_json(raw: bytes, operand_type: int) -> tuple[str, list | str]:
     try:
-        numpy_dtype(operand_type)
+        storage_dtype(operand_type)
     except ValueError:
         return "valueHex", raw.hex()
     if not json_values_round_trip(raw, operand_type):
@@ -265,55 +295,63 @@ _LOCATION_KEYS: dict[int, tuple[str, ...]] = {
 }
 
 
-def _operand_to_json(model: Model, operand: Operand, consumers: int, canonical: bool) -> dict:
+def _operand_to_json(
+    model: Model, operand: Operand, consumers: int, canonical: bool, copies: dict[int, bytes | None]
+) -> dict:
+    lifetime = operand.lifetime
     d: dict = {
         "type": _enum_to_json(OperandType, operand.type),
-        "dimensions": [int(x) for x in operand.dimensions],
+        "dimensions": list(map(int, operand.dimensions)),
         "scale": float_to_json(operand.scale),
         "zeroPoint": int(operand.zero_point),
-        "lifetime": _enum_to_json(OperandLifeTime, operand.lifetime),
+        "lifetime": _enum_to_json(OperandLifeTime, lifetime),
     }
     if operand.number_of_consumers != consumers:
         d["numberOfConsumers"] = int(operand.number_of_consumers)
-    is_copy = operand.lifetime == OperandLifeTime.CONSTANT_COPY
+    is_copy = lifetime == OperandLifeTime.CONSTANT_COPY
     if not (is_copy and canonical):
-        keep = _ALL_LOCATION_KEYS if is_copy else _LOCATION_KEYS.get(operand.lifetime, ())
+        keep = _ALL_LOCATION_KEYS if is_copy else _LOCATION_KEYS.get(lifetime, ())
         location = _location_to_json(operand.location, keep)
         if location:
             d["location"] = location
-    d.update(_extra_params_to_json(operand.extra_params))
-    if operand.lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
-        raw = constant_bytes(model, operand.lifetime, operand.location)
+    if operand.extra_params is not None:
+        d.update(_extra_params_to_json(operand.extra_params))
+    if is_copy or lifetime == OperandLifeTime.CONSTANT_REFERENCE:
+        key = id(operand)
+        raw = copies[key] if is_copy and key in copies else constant_bytes(model, lifetime, operand.location)
         if raw is not None:
             key, value = _value_to_json(raw, operand.type)
             d[key] = value
     return d
 
 
-def _subgraph_to_json(model: Model, subgraph: Subgraph, canonical: bool) -> dict:
+def _subgraph_to_json(model: Model, subgraph: Subgraph, canonical: bool, copies: dict[int, bytes | None]) -> dict:
     counts = _consumer_counts(subgraph.operations, len(subgraph.operands))
     return {
-        "operands": [_operand_to_json(model, op, counts[i], canonical) for i, op in enumerate(subgraph.operands)],
+        "operands": [
+            _operand_to_json(model, op, counts[i], canonical, copies) for i, op in enumerate(subgraph.operands)
+        ],
         "operations": [
             {
                 "type": _enum_to_json(OperationType, op.type),
-                "inputs": [int(i) for i in op.inputs],
-                "outputs": [int(i) for i in op.outputs],
+                "inputs": list(map(int, op.inputs)),
+                "outputs": list(map(int, op.outputs)),
             }
             for op in subgraph.operations
         ],
-        "inputIndexes": [int(i) for i in subgraph.input_indexes],
-        "outputIndexes": [int(i) for i in subgraph.output_indexes],
+        "inputIndexes": list(map(int, subgraph.input_indexes)),
+        "outputIndexes": list(map(int, subgraph.output_indexes)),
     }
 
 
 def model_to_json(model: Model) -> dict:
     """The case-format JSON of a hal.Model, reading constants back from operandValues and the pools."""
-    canonical = _copy_layout_is_canonical(model)
-    d = _subgraph_to_json(model, model.main, canonical)
+    copies: dict[int, bytes | None] = {}
+    canonical = _copy_layout_is_canonical(model, copies)
+    d = _subgraph_to_json(model, model.main, canonical, copies)
     d["relaxComputationFloat32toFloat16"] = bool(model.relax_computation_float32_to_float16)
     if model.referenced:
-        d["referenced"] = [_subgraph_to_json(model, s, canonical) for s in model.referenced]
+        d["referenced"] = [_subgraph_to_json(model, s, canonical, copies) for s in model.referenced]
     if model.pools:
         d["pools"] = [pool_to_json(p) for p in model.pools]
     if model.extension_name_to_prefix:

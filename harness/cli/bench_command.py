@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from harness.drivers import DEFAULT_DRIVER, DriverSpecError
@@ -20,7 +21,13 @@ def build_parser() -> argparse.ArgumentParser:
         "driver; for validation and execution also the bare driver calls on the same cases, and the ratio.",
     )
     parser.add_argument("--seconds", type=float, default=10.0, metavar="N", help="time per target (default 10)")
-    parser.add_argument("--targets", nargs="+", metavar="T", help="targets (default: every registered target)")
+    parser.add_argument(
+        "--targets", nargs="+", metavar="T", help="targets, space or comma separated (default: every registered target)"
+    )
+    parser.add_argument(
+        "--cpu", type=int, metavar="N", help="the CPU to run on (default: the first this process may use)"
+    )
+    parser.add_argument("--no-pin", action="store_true", help="do not restrict the run to one CPU")
     parser.add_argument(
         "--driver", default=DEFAULT_DRIVER, metavar="MODULE:FACTORY", help=f"driver (default {DEFAULT_DRIVER})"
     )
@@ -34,7 +41,7 @@ def _fmt(x: float | None, spec: str) -> str:
 
 def main_bench(argv: list[str]) -> int:
     """Run the command."""
-    from harness.bench import TargetDone, TargetStarted, report_json, run_bench
+    from harness.bench import TargetDone, TargetStarted, one_cpu, report_json, run_bench, usable_cpus
     from harness.runner import UnknownTarget, registered_targets, resolve_target
 
     parser = build_parser()
@@ -42,7 +49,7 @@ def main_bench(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    targets = args.targets or sorted(registered_targets())
+    targets = [t for arg in args.targets or [] for t in arg.split(",") if t] or sorted(registered_targets())
     try:
         for t in targets:
             resolve_target(t)
@@ -50,12 +57,20 @@ def main_bench(argv: list[str]) -> int:
         print(f"nnfuzz bench: {exc}", file=sys.stderr)
         return EXIT_MISUSE
 
+    if args.cpu is not None and args.cpu not in usable_cpus():
+        usable = ", ".join(map(str, sorted(usable_cpus()))) or "none: no CPU affinity here"
+        print(f"nnfuzz bench: CPU {args.cpu} is not one this process may use ({usable})", file=sys.stderr)
+        return EXIT_MISUSE
+
     def progress(event: TargetStarted | TargetDone) -> None:
         if isinstance(event, TargetStarted):
             print(f"measuring {event.name} for {event.seconds:g} s...", file=sys.stderr, flush=True)
 
     try:
-        results = run_bench(targets, args.seconds, args.driver, progress)
+        with nullcontext(None) if args.no_pin else one_cpu(args.cpu) as cpu:
+            where = "any CPU" if cpu is None else f"CPU {cpu}"
+            print(f"running on {where}", file=sys.stderr, flush=True)
+            results = run_bench(targets, args.seconds, args.driver, progress)
     except DriverSpecError as exc:
         print(f"nnfuzz bench: {exc}", file=sys.stderr)
         return EXIT_MISUSE
@@ -70,5 +85,5 @@ def main_bench(argv: list[str]) -> int:
     if any(r.failures for r in results):
         print("note: some cases failed on the fault-free driver; run `nnfuzz evaluate` or fuzz to see them")
     if args.json:
-        args.json.write_text(json.dumps(report_json(results), indent=1) + "\n")
+        args.json.write_text(json.dumps(report_json(results, cpu), indent=1) + "\n")
     return EXIT_OK

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from harness.case.pools import pool_from_json
 from harness.gen._draw import permutation
 from harness.gen._graph import Gen, GenOperand, Graph
@@ -29,10 +27,18 @@ from harness.hal.memory import Memory, MemoryKind
 
 L = OperandLifeTime
 T = OperandType
+# Enum members used in loops, as module constants (an attribute of an Enum class is several times slower).
+_CONSTANT_COPY = L.CONSTANT_COPY
+_CONSTANT_REFERENCE = L.CONSTANT_REFERENCE
+_SUBGRAPH = L.SUBGRAPH
+_SUBGRAPH_OUTPUT = L.SUBGRAPH_OUTPUT
+_TEMPORARY_VARIABLE = L.TEMPORARY_VARIABLE
 _ALIGN = 4
 _TYPE_NAMES = {int(t): t.name for t in OperandType}
 _LIFETIME_NAMES = {int(t): t.name for t in OperandLifeTime}
 _OP_NAMES = {int(t): t.name for t in OperationType}
+_OP_TYPES = {int(t): t for t in OperationType}
+_MMAP_FD = MemoryKind.MMAP_FD.value
 
 
 def _aligned(n: int, align: int = _ALIGN) -> int:
@@ -58,53 +64,62 @@ def choose_main_outputs(gen: Gen, main: Graph) -> None:
     main.outputs = outputs
 
 
-def _mark_lifetimes(graph: Graph) -> None:
+def _mark_lifetimes(graph: Graph, refs: list[GenOperand]) -> None:
+    """Set the final lifetimes and consumer counts of a graph's operands; its CONSTANT_REFERENCE operands are
+    appended to `refs`."""
     outputs = set(graph.outputs)
     for g in graph.operands:
+        op = g.op
         if g.produced:
-            g.op.lifetime = L.SUBGRAPH_OUTPUT if g.index in outputs else L.TEMPORARY_VARIABLE
-            g.model_output = g.index in outputs
-        g.op.number_of_consumers = g.consumers
+            output = g.index in outputs
+            op.lifetime = _SUBGRAPH_OUTPUT if output else _TEMPORARY_VARIABLE
+            g.model_output = output
+        elif op.lifetime == _CONSTANT_REFERENCE:  # results are never constants
+            refs.append(g)
+        op.number_of_consumers = g.consumers
 
 
 class _Layout:
     """Where constants go: operandValues for copies, pools for references."""
 
-    def __init__(self, gen: Gen, graphs: list[Graph]) -> None:
+    def __init__(self, gen: Gen, refs: list[GenOperand]) -> None:
+        """Pools for `refs` (the CONSTANT_REFERENCE operands, main's first, in operand order)."""
         self.values = bytearray()
-        refs = [g for graph in graphs for g in graph.operands if g.lifetime == L.CONSTANT_REFERENCE]
         self.pools: list[dict] = []
         self.pool_data: list[list[tuple[int, bytes]]] = []
         if refs:
-            count = 1 if len(refs) == 1 or not gen.src.boolean() else 2
+            src = gen.src
+            count = 1 if len(refs) == 1 or not src.boolean() else 2
             for _ in range(count):
-                kind = gen.src.choice(gen.cfg.model_pool_kinds)
+                kind = src.choice(gen.cfg.model_pool_kinds)
                 desc: dict = {"kind": kind, "size": 0}
-                if kind == MemoryKind.MMAP_FD.value and gen.src.boolean():
-                    desc["offset"] = gen.src.integer(1, 5000)
+                if kind == _MMAP_FD and src.boolean():
+                    desc["offset"] = src.integer(1, 5000)
                     gen.features.add("mmap_offset")
                 self.pools.append(desc)
                 self.pool_data.append([])
                 gen.features.add(f"pool:{kind}")
             ends = [0] * count
             for g in refs:
-                k = gen.src.integer(0, count - 1)
+                k = src.integer(0, count - 1)
                 raw = g.value.tobytes()  # type: ignore[union-attr]
-                gap = _ALIGN * gen.src.integer(0, 3) if gen.src.integer(0, 3) == 0 else 0
+                gap = _ALIGN * src.integer(0, 3) if src.integer(0, 3) == 0 else 0
                 offset = _aligned(ends[k]) + gap
                 g.op.location = DataLocation(k, offset, len(raw))
                 g.pool = k
                 self.pool_data[k].append((offset, raw))
                 ends[k] = offset + len(raw)
             for k, desc in enumerate(self.pools):
-                desc["size"] = max(1, _aligned(ends[k]) + _ALIGN * gen.src.integer(0, 2))
+                desc["size"] = max(1, _aligned(ends[k]) + _ALIGN * src.integer(0, 2))
 
     def copy(self, g: GenOperand) -> None:
         """Append a CONSTANT_COPY value to operandValues and point the operand at it."""
         raw = g.value.tobytes()  # type: ignore[union-attr]
-        offset = _aligned(len(self.values))
-        self.values.extend(bytes(offset - len(self.values)))
-        self.values.extend(raw)
+        values = self.values
+        offset = _aligned(len(values))
+        if offset != len(values):
+            values.extend(bytes(offset - len(values)))
+        values.extend(raw)
         g.op.location = DataLocation(0, offset, len(raw))
 
     def memories(self) -> list[Memory]:
@@ -123,37 +138,42 @@ class _Layout:
         return out
 
 
-def _value_json(value: np.ndarray) -> list:
-    return value.ravel().tolist()
-
-
-def _operand_json(g: GenOperand) -> dict:
-    op = g.op
-    d: dict = {
-        "type": _TYPE_NAMES[int(op.type)],
-        "dimensions": [int(x) for x in op.dimensions],
-        "scale": float(op.scale),
-        "zeroPoint": int(op.zero_point),
-        "lifetime": _LIFETIME_NAMES[int(op.lifetime)],
-    }
-    if isinstance(op.extra_params, SymmPerChannelQuantParams):
-        d["channelQuant"] = {"channelDim": op.extra_params.channel_dim, "scales": list(op.extra_params.scales)}
-    lifetime = int(op.lifetime)
-    if lifetime == L.CONSTANT_REFERENCE:
-        loc = op.location
-        d["location"] = {"poolIndex": loc.pool_index, "offset": loc.offset, "length": loc.length}
-    elif lifetime == L.SUBGRAPH:
-        d["location"] = {"offset": op.location.offset}
-    if lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE):
-        d["value"] = _value_json(g.value)  # type: ignore[arg-type]
-    return d
-
-
-def _subgraph(graph: Graph) -> tuple[dict, Subgraph]:
-    ops = [Operation(OperationType(t), list(i), list(o)) for t, i, o in graph.operations]
+def _subgraph(graph: Graph, layout: _Layout) -> tuple[dict, Subgraph]:
+    """The JSON and hal.Subgraph of a graph; its CONSTANT_COPY values are appended to operandValues on the way."""
+    operands_json = []
+    append = operands_json.append
+    for g in graph.operands:
+        # Each operand's JSON, in harness.case.json_model's key order.
+        op = g.op
+        lifetime = op.lifetime
+        dims = op.dimensions
+        d: dict = {
+            "type": _TYPE_NAMES[op.type],
+            "dimensions": list(map(int, dims)) if dims else [],
+            "scale": float(op.scale),
+            "zeroPoint": int(op.zero_point),
+            "lifetime": _LIFETIME_NAMES[lifetime],
+        }
+        extra = op.extra_params
+        if extra is not None and isinstance(extra, SymmPerChannelQuantParams):
+            d["channelQuant"] = {"channelDim": extra.channel_dim, "scales": list(extra.scales)}
+        if lifetime == _CONSTANT_COPY:
+            layout.copy(g)
+            d["value"] = g.value.ravel().tolist()  # type: ignore[union-attr]
+        elif lifetime == _CONSTANT_REFERENCE:
+            loc = op.location
+            d["location"] = {"poolIndex": loc.pool_index, "offset": loc.offset, "length": loc.length}
+            d["value"] = g.value.ravel().tolist()  # type: ignore[union-attr]
+        elif lifetime == _SUBGRAPH:
+            d["location"] = {"offset": op.location.offset}
+        append(d)
+    ops = [
+        Operation(_OP_TYPES[t] if t in _OP_TYPES else OperationType(t), list(i), list(o))
+        for t, i, o in graph.operations
+    ]
     sub = Subgraph([g.op for g in graph.operands], ops, list(graph.inputs), list(graph.outputs))
     js = {
-        "operands": [_operand_json(g) for g in graph.operands],
+        "operands": operands_json,
         "operations": [{"type": _OP_NAMES[t], "inputs": list(i), "outputs": list(o)} for t, i, o in graph.operations],
         "inputIndexes": list(graph.inputs),
         "outputIndexes": list(graph.outputs),
@@ -167,16 +187,14 @@ def assemble(gen: Gen, main: Graph) -> tuple[dict, Callable[[], Model]]:
     Every choice is drawn here; the builder only creates objects and the shared memory pools, so a caller that
     needs the JSON alone pays for no memory.
     """
-    graphs = [main, *gen.referenced]
-    for graph in graphs:
-        _mark_lifetimes(graph)
-    layout = _Layout(gen, graphs)
-    for graph in graphs:
-        for g in graph.operands:
-            if g.lifetime == L.CONSTANT_COPY:
-                layout.copy(g)
-    main_json, main_sub = _subgraph(main)
-    referenced = [_subgraph(graph) for graph in gen.referenced]
+    refs: list[GenOperand] = []
+    _mark_lifetimes(main, refs)
+    for graph in gen.referenced:
+        _mark_lifetimes(graph, refs)
+    layout = _Layout(gen, refs)
+    # CONSTANT_COPY values are laid out in operand order, main first: the order the subgraphs are converted in.
+    main_json, main_sub = _subgraph(main, layout)
+    referenced = [_subgraph(graph, layout) for graph in gen.referenced]
     model_json = dict(main_json)
     model_json["relaxComputationFloat32toFloat16"] = bool(gen.relaxed)
     if referenced:

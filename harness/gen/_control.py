@@ -11,6 +11,9 @@ values like any other result.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 import numpy as np
 
 from harness import ops
@@ -19,7 +22,8 @@ from harness.gen._graph import CONSTANT_LIFETIMES, Gen, GenOperand, Graph, OpRej
 from harness.gen._op import KERNEL_FAILURES, OpDraw, shape_conflict
 from harness.gen._recipes_basic import broadcastable
 from harness.hal import DataLocation, OperandLifeTime, OperandType, OperationType
-from harness.ops import KernelContext
+from harness.ops import KernelContext, OpSpec, Signature
+from harness.ops.common import silences_warnings
 
 L = OperandLifeTime
 T = OperandType
@@ -60,9 +64,37 @@ _ENDO[int(T.TENSOR_BOOL8)] = tuple(int(o) for o in (O.LOGICAL_NOT, O.LOGICAL_AND
 _BINARY = frozenset(int(o) for o in (O.ADD, O.SUB, O.MUL, O.MAXIMUM, O.MINIMUM, O.LOGICAL_AND, O.LOGICAL_OR))
 
 
+# Per allowed-operation tuple (held to keep its id valid): the shape-keeping operations per type. Control flow is
+# drawn with the same few tuples again and again, and each draw asks for several types.
+_ENDO_CACHE: dict[int, tuple[tuple[int, ...], dict[int, list[int]]]] = {}
+
+
 def _endo_ops(t: int, plain: tuple[int, ...]) -> list[int]:
-    allowed = set(plain)
-    return [o for o in _ENDO.get(t, ()) if o in allowed]
+    if type(plain) is not tuple:  # only an immutable sequence can be remembered by identity
+        allowed = set(plain)
+        return [o for o in _ENDO.get(t, ()) if o in allowed]
+    entry = _ENDO_CACHE.get(id(plain))
+    if entry is None or entry[0] is not plain:
+        allowed = set(plain)
+        entry = (plain, {k: [o for o in v if o in allowed] for k, v in _ENDO.items()})
+        if len(_ENDO_CACHE) > 64:
+            _ENDO_CACHE.clear()
+        _ENDO_CACHE[id(plain)] = entry
+    return list(entry[1].get(t, ()))
+
+
+# Per (operation, type): the spec and signatures they were worked out from, and the signatures that keep the type.
+_KEEPING: dict[tuple[int, int], tuple[OpSpec, Sequence[Signature], list[Signature]]] = {}
+
+
+def _type_keeping(spec: OpSpec, op: int, t: int) -> list[Signature]:
+    """The signatures of `spec` whose input 0 and output 0 both take type t."""
+    sigs = spec.signatures
+    entry = _KEEPING.get((op, t))
+    if entry is None or entry[0] is not spec or entry[1] is not sigs:
+        keeping = [s for s in sigs if t in s.inputs[0].types and t in s.outputs[0].types]
+        entry = _KEEPING[(op, t)] = (spec, sigs, keeping)
+    return entry[2]
 
 
 def _endo_op(gen: Gen, sub: Graph, x: GenOperand, plain: tuple[int, ...]) -> GenOperand:
@@ -72,7 +104,7 @@ def _endo_op(gen: Gen, sub: Graph, x: GenOperand, plain: tuple[int, ...]) -> Gen
         raise OpRejected("no shape-keeping operation for this type")
     op = gen.src.choice(choices)
     spec = ops.get(op)
-    sigs = [s for s in spec.signatures if x.type in s.inputs[0].types and x.type in s.outputs[0].types]
+    sigs = _type_keeping(spec, op, x.type)
     if not sigs:
         raise OpRejected("no signature keeps the type")
     d = OpDraw(gen, sub, spec, gen.src.choice(sigs))
@@ -150,7 +182,8 @@ def _data_value(gen: Gen, main: Graph, plain: tuple[int, ...]) -> GenOperand:
             g.type in types
             and g.is_tensor
             and 0 < g.value.size <= gen.cfg.max_elements
-            and (g.type not in _FLOATS or float(np.max(np.abs(g.value))) <= 10.0)
+            # The largest magnitude of a float value is that of its min or max (the extent is cached).
+            and (g.type not in _FLOATS or max(-g.extent()[0], g.extent()[1]) <= 10.0)
             and (g.type != T.TENSOR_INT32 or float(np.max(np.abs(g.value))) <= 100)
         )
 
@@ -184,9 +217,13 @@ def evaluate(gen: Gen, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarra
             output_operands=[graph.operands[i].op for i in outs],
             relaxed=gen.relaxed,
         )
+        kernel = spec.kernel  # type: ignore[union-attr]
         try:
-            with np.errstate(all="ignore"):
-                results = spec.kernel(ctx)  # type: ignore[union-attr, misc]
+            if silences_warnings(kernel):  # type: ignore[arg-type]
+                results = kernel(ctx)  # type: ignore[misc]
+            else:
+                with np.errstate(all="ignore"):
+                    results = kernel(ctx)  # type: ignore[misc]
         except KERNEL_FAILURES as exc:
             raise OpRejected(f"subgraph kernel failed: {exc}") from exc
         for i, r in zip(outs, results):
@@ -194,12 +231,11 @@ def evaluate(gen: Gen, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarra
             value = np.asarray(r).astype(operand.value.dtype) if operand.value is not None else np.asarray(r)
             if shape_conflict(operand.op.dimensions, tuple(value.shape)):
                 raise OpRejected("subgraph result conflicts with its dimensions")
-            if (
-                value.dtype.kind == "f"
-                and value.size
-                and not (np.all(np.isfinite(value)) and float(np.max(np.abs(value))) <= gen.cfg.max_abs_value)
-            ):
-                raise OpRejected("subgraph result not finite")
+            if value.dtype.kind == "f" and value.size:
+                # Finite and within max_abs_value in one reduction, as OpDraw._accept checks results.
+                top = float(np.abs(value).max())
+                if not (top <= gen.cfg.max_abs_value and top < math.inf):
+                    raise OpRejected("subgraph result not finite")
             values[i] = value
     return [values[i] for i in graph.outputs]  # type: ignore[misc]
 

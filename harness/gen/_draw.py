@@ -51,7 +51,7 @@ def raw_bytes(src: Source, n: int) -> bytes:
         return b""
     if n <= DIRECT_BYTES:
         data = src.bytes(n)
-        return data + bytes(n - len(data))
+        return data if len(data) == n else data + bytes(n - len(data))
     seed = src.bytes(4)
     if not any(seed):
         return bytes(n)
@@ -60,7 +60,9 @@ def raw_bytes(src: Source, n: int) -> bytes:
 
 def shape(src: Source, rank: int, max_dim: int, min_dim: int = 1) -> tuple[int, ...]:
     """A shape of the given rank with every dimension in [min_dim, max_dim]."""
-    return tuple(src.integer(min_dim, max(min_dim, max_dim)) for _ in range(rank))
+    hi = max(min_dim, max_dim)
+    integer = src.integer
+    return tuple([integer(min_dim, hi) for _ in range(rank)])
 
 
 def permutation(src: Source, n: int) -> list[int]:

@@ -14,13 +14,17 @@ import numpy as np
 
 from harness.gen._config import ModelConfig
 from harness.gen.source import Source
-from harness.hal import Operand, OperandLifeTime, OperandType, SymmPerChannelQuantParams, is_scalar_type
+from harness.hal import DataLocation, Operand, OperandLifeTime, OperandType, SymmPerChannelQuantParams
+from harness.hal.sizes import SCALAR_TYPES
 
 L = OperandLifeTime
 T = OperandType
+# Enum members used in loops, as module constants (an attribute of an Enum class is several times slower).
+_SUBGRAPH_INPUT = L.SUBGRAPH_INPUT
 
 CONSTANT_LIFETIMES = frozenset({L.CONSTANT_COPY, L.CONSTANT_REFERENCE})
-_READABLE = CONSTANT_LIFETIMES | {L.SUBGRAPH_INPUT}
+# What later operations may read besides results.
+READABLE_LIFETIMES = CONSTANT_LIFETIMES | {L.SUBGRAPH_INPUT}
 _TYPES = {int(t): t for t in T}
 _LIFETIMES = {int(x): x for x in L}
 
@@ -34,6 +38,7 @@ class GenOperand:
 
     __slots__ = (
         "op",
+        "type",
         "value",
         "index",
         "produced",
@@ -47,6 +52,7 @@ class GenOperand:
 
     def __init__(self, op: Operand, value: np.ndarray | None) -> None:
         self.op = op
+        self.type = int(op.type)  # the operand type (a generated operand never changes type)
         self.value = value  # stored-form actual value; None for NO_VALUE and absent inputs
         self.index = -1  # position in its subgraph, set when committed
         self.produced = False  # written by an operation
@@ -56,11 +62,6 @@ class GenOperand:
         self.parameter = False  # a model input standing for an operation parameter
         self._extent: tuple[float, float] | None = None
         self.pool = -1  # CONSTANT_REFERENCE: index of the model pool holding it
-
-    @property
-    def type(self) -> int:
-        """The operand type."""
-        return int(self.op.type)
 
     @property
     def lifetime(self) -> int:
@@ -82,7 +83,7 @@ class GenOperand:
     @property
     def is_tensor(self) -> bool:
         """True for tensor operand types."""
-        return not is_scalar_type(self.type)
+        return self.type not in SCALAR_TYPES
 
     def quant(self) -> tuple:
         """What must match for two operands to be interchangeable: type, scale, zero point, channel params."""
@@ -104,14 +105,9 @@ def new_operand(
     channel: SymmPerChannelQuantParams | None = None,
 ) -> GenOperand:
     """A GenOperand not yet committed to a subgraph."""
-    op = Operand(
-        type=_TYPES[int(operand_type)],
-        dimensions=list(dims),
-        scale=scale,
-        zero_point=zero_point,
-        lifetime=_LIFETIMES[int(lifetime)],
-        extra_params=channel,
-    )
+    # Positional, in Operand's field order (type, dimensions, number_of_consumers, scale, zero_point, lifetime,
+    # location, extra_params): generation creates a dozen operands per model and keywords cost a third of each.
+    op = Operand(_TYPES[operand_type], list(dims), 0, scale, zero_point, _LIFETIMES[lifetime], DataLocation(), channel)
     return GenOperand(op, value)
 
 
@@ -130,28 +126,35 @@ class Graph:
         if g.index < 0:
             g.index = len(self.operands)
             self.operands.append(g)
-            if g.lifetime == L.SUBGRAPH_INPUT:
+            if g.op.lifetime == _SUBGRAPH_INPUT:
                 self.inputs.append(g.index)
         return g
 
     def add_operation(self, op_type: int, inputs: list[GenOperand], outputs: list[GenOperand]) -> None:
         """Append an operation; its operands are committed and its outputs marked produced."""
-        ins = [self.commit(g).index for g in inputs]
-        outs = [self.commit(g).index for g in outputs]
+        commit = self.commit
+        ins = []
         for g in inputs:
+            if g.index < 0:
+                commit(g)
+            ins.append(g.index)
             g.consumers += 1
+        outs = []
         for g in outputs:
+            if g.index < 0:
+                commit(g)
+            outs.append(g.index)
             g.produced = True
         self.operations.append((int(op_type), ins, outs))
 
     def values(self) -> list[GenOperand]:
         """Operands whose values later operations may read: inputs with a value, constants, results."""
-        return [
-            g
-            for g in self.operands
-            if g.value is not None
-            and (g.produced or g.lifetime in CONSTANT_LIFETIMES or g.lifetime == L.SUBGRAPH_INPUT)
-        ]
+        return [g for g in self.operands if g.value is not None and (g.produced or g.op.lifetime in READABLE_LIFETIMES)]
+
+
+# Per probability strictly between 0 and 1: the draw in [0, 999] from which Gen.chance comes up True. The
+# probabilities are the configuration's and a few constants.
+_THRESHOLDS: dict[float, int] = {}
 
 
 @dataclass
@@ -165,8 +168,21 @@ class Gen:
     features: set[str] = field(default_factory=set)
     depth: int = 0  # 0 while building main, 1 inside a referenced subgraph
 
+    def __post_init__(self) -> None:
+        # Bound once: chance() is called a few dozen times per model.
+        self._integer = self.src.integer
+
     def chance(self, p: float) -> bool:
         """A biased coin from the source (as harness.gen._draw.chance)."""
-        if p <= 0.0:
-            return False
-        return p >= 1.0 or self.src.integer(0, 999) >= 1000 - round(p * 1000)
+        threshold = _THRESHOLDS.get(p) if type(p) is float else None
+        if threshold is None:
+            if p <= 0.0:
+                return False
+            if p >= 1.0:
+                return True
+            threshold = 1000 - round(p * 1000)
+            if type(p) is float:
+                if len(_THRESHOLDS) > 256:
+                    _THRESHOLDS.clear()
+                _THRESHOLDS[p] = threshold
+        return self._integer(0, 999) >= threshold

@@ -101,12 +101,15 @@ def apply_random(kind: Kind | str, subject: Any, source: Source) -> tuple[Mutati
     by_rule: dict[str, list[Mutation]] = {}
     for m in mutations_for(kind):
         by_rule.setdefault(m.v, []).append(m)
-    while by_rule:
-        rule = source.choice(sorted(by_rule, key=_rule_order))
+    # Sorted once; dropping a rule from the sorted list keeps it equal to sorting what is left (a stable sort).
+    rules = sorted(by_rule, key=_rule_order)
+    while rules:
+        rule = source.choice(rules)
         forms = by_rule[rule]
         m = forms.pop(source.integer(0, len(forms) - 1))
         if not forms:
             del by_rule[rule]
+            rules.remove(rule)
         try:
             return m, apply_mutation(m, subject, source)
         except GenerationRejected:

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 T = OperandType
 _FLOAT_WIDTH = {T.FLOAT32: 32, T.FLOAT16: 16, T.TENSOR_FLOAT32: 32, T.TENSOR_FLOAT16: 16}
+# Enum members as module constants (an attribute of an Enum class is several times slower).
+_BOOL = T.BOOL
+_TENSOR_INT32 = T.TENSOR_INT32
 
 
 def data_shape(d: OpDraw, i: int = 0) -> tuple[int, ...]:
@@ -32,14 +35,14 @@ def _scalar_from_range(d: OpDraw, i: int, lo: float, hi: float) -> Any:
     t = int(d.args[i].types[0])
     if t in _FLOAT_WIDTH:
         return d.src.floats(float(lo), float(hi), width=_FLOAT_WIDTH[t])
-    if t == T.BOOL:
+    if t == _BOOL:
         return bool(d.src.integer(int(lo), int(hi)))
     return d.src.integer(math.ceil(lo), math.floor(hi))
 
 
 def _fused_activation(d: OpDraw, i: int) -> Any:
     first = d.get(0)
-    if first is not None and first.type == T.TENSOR_INT32:
+    if first is not None and first.type == _TENSOR_INT32:
         return 0
     return d.src.integer(0, 3)
 
@@ -169,6 +172,17 @@ class _OmitMark:
 
 OMIT_MARK = _OmitMark()
 
+
+class _Omit:
+    """Marker: an optional input without a value."""
+
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+# Defined here, where parameter values are drawn, and re-exported by harness.gen._op (which imports this module).
+OMIT = _Omit()
+
 KINDS: dict[str, Callable[[OpDraw, int], Any]] = {
     "fused_activation": _fused_activation,
     "axis": _axis,
@@ -193,7 +207,7 @@ KINDS: dict[str, Callable[[OpDraw, int], Any]] = {
 def _default(d: OpDraw, i: int) -> Any:
     """A parameter without a hint: a small neutral value of its type."""
     t = int(d.args[i].types[0])
-    if t == T.BOOL:
+    if t == _BOOL:
         return d.src.boolean()
     if t in _FLOAT_WIDTH:
         return d.src.floats(0.5, 2.0, width=_FLOAT_WIDTH[t])
@@ -202,13 +216,11 @@ def _default(d: OpDraw, i: int) -> Any:
 
 def param_value(d: OpDraw, i: int, kind: Any) -> Any:
     """A value for parameter position i from its hint (or a neutral default); OMIT to leave it out."""
-    from harness.gen._op import OMIT
-
     if kind is None:
         value = _default(d, i)
     elif isinstance(kind, list):
         value = d.src.choice(kind)
-        if int(d.args[i].types[0]) == T.BOOL:
+        if int(d.args[i].types[0]) == _BOOL:
             value = bool(value)
     elif isinstance(kind, tuple):
         value = _scalar_from_range(d, i, *kind)

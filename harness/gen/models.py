@@ -11,7 +11,8 @@ redrawn, and when nothing usable comes out the call raises GenerationRejected.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,7 +28,8 @@ from harness.gen._recipes import FREE_QUANT, RECIPES, recipe_for
 from harness.gen._values import QUANTIZED
 from harness.gen.source import GenerationRejected, Source
 from harness.hal import Model, OperandLifeTime, OperandType, OperationType
-from harness.ops import Signature
+from harness.hal.sizes import SCALAR_TYPES
+from harness.ops import OpSpec, Signature
 
 __all__ = ["GeneratedModel", "ModelConfig", "default_operations", "generate_model"]
 
@@ -78,14 +80,26 @@ class GeneratedModel:
     """A generated model: its case-format JSON, the hal.Model, and one value per main input.
 
     `model` is built on first use (with its shared memory pools); `close()` releases the pools if it was.
+    `features` is worked out on first read too (only tests and statistics read it), from the generated operands,
+    which the built model shares: read it before changing `model` in place (mutations work on copies).
     """
 
     model_json: dict
     build: Callable[[], Model] = field(repr=False)
     inputs: list[np.ndarray | None]  # stored dtype and actual shape; None = no value (hasNoValue)
     outputs: list[np.ndarray] = field(default_factory=list)  # what the reference kernels gave while generating
-    features: frozenset[str] = frozenset()  # which generator features the model exercises
+    # Which generator features the model exercises, or what works them out.
+    describe: frozenset[str] | Callable[[], frozenset[str]] = field(default=frozenset(), repr=False)
     _model: Model | None = field(default=None, repr=False)
+    _features: frozenset[str] | None = field(default=None, repr=False)
+
+    @property
+    def features(self) -> frozenset[str]:
+        """Which generator features the model exercises (see _features), worked out once."""
+        if self._features is None:
+            describe = self.describe
+            self._features = describe() if callable(describe) else frozenset(describe)
+        return self._features
 
     @property
     def model(self) -> Model:
@@ -144,6 +158,22 @@ def _operation_pool(cfg: ModelConfig) -> tuple[tuple[int, ...], tuple[int, ...]]
     return plain, control
 
 
+# Per (operation, input type): the spec and signatures they were worked out from, and the preferred signatures.
+_PREFERRED: dict[tuple[int, int], tuple[OpSpec, Sequence[Signature], list[Signature]]] = {}
+
+
+def _preferred(spec: OpSpec, op: int, input_type: int) -> Sequence[Signature]:
+    """The signatures of `spec` whose input 0 takes `input_type` (all of them when none does)."""
+    sigs = spec.signatures
+    key = (op, input_type)
+    entry = _PREFERRED.get(key)
+    if entry is None or entry[0] is not spec or entry[1] is not sigs:
+        if len(_PREFERRED) > 4096:
+            _PREFERRED.clear()
+        entry = _PREFERRED[key] = (spec, sigs, [s for s in sigs if s.inputs and input_type in s.inputs[0].types])
+    return entry[2] or sigs
+
+
 def draw_operation(gen: Gen, graph: Graph, op: int, input_type: int | None = None) -> list:
     """Draw one operation of type `op` into `graph` (OpRejected if this draw does not work out).
 
@@ -152,9 +182,7 @@ def draw_operation(gen: Gen, graph: Graph, op: int, input_type: int | None = Non
     spec = ops.get(op)
     if spec is None or spec.kernel is None:
         raise OpRejected(f"operation {op} has no kernel")
-    sigs = spec.signatures
-    if input_type is not None:
-        sigs = [s for s in sigs if s.inputs and input_type in s.inputs[0].types] or sigs
+    sigs = spec.signatures if input_type is None else _preferred(spec, op, input_type)
     sig = _choose_signature(gen, sigs)
     d = OpDraw(gen, graph, spec, sig)
     d.free_quant = int(op) in FREE_QUANT
@@ -162,19 +190,42 @@ def draw_operation(gen: Gen, graph: Graph, op: int, input_type: int | None = Non
     return d.finish()
 
 
+# Per allowed-operation tuple (held to keep its id valid): per operand type, the operations whose input 0 takes it.
+_FITTING: dict[int, tuple[tuple[int, ...], dict[int, list[int]]]] = {}
+
+
+def _fitting(plain: tuple[int, ...], t: int) -> list[int]:
+    """The operations of `plain` whose input 0 accepts type t, in `plain` order."""
+    if type(plain) is not tuple:  # only an immutable sequence can be remembered by identity
+        return [o for o in plain if t in _INPUT0_TYPES.get(o, ())]
+    entry = _FITTING.get(id(plain))
+    if entry is None or entry[0] is not plain:
+        if len(_FITTING) > 64:
+            _FITTING.clear()
+        entry = _FITTING[id(plain)] = (plain, {})
+    by_type = entry[1]
+    if t not in by_type:
+        by_type[t] = [o for o in plain if t in _INPUT0_TYPES.get(o, ())]
+    return list(by_type[t])
+
+
 def _draw_plain(gen: Gen, main: Graph, plain: tuple[int, ...]) -> None:
     """One data operation, often one that can read an earlier result."""
-    results = [g for g in main.operands if g.produced and g.is_tensor and g.value is not None and g.value.size]
+    results = [
+        g
+        for g in main.operands
+        if g.produced and g.value is not None and g.value.size and g.type not in SCALAR_TYPES  # tensor results
+    ]
     if results and gen.chance(0.6):
         t = gen.src.choice(results).type
-        fitting = [o for o in plain if t in _INPUT0_TYPES.get(o, ())]
+        fitting = _fitting(plain, t)
         if fitting:
             draw_operation(gen, main, gen.src.choice(fitting), input_type=t)
             return
     draw_operation(gen, main, gen.src.choice(plain))
 
 
-def _choose_signature(gen: Gen, sigs: list[Signature]) -> Signature:
+def _choose_signature(gen: Gen, sigs: Sequence[Signature]) -> Signature:
     bias = gen.cfg.quantized_bias
     if bias <= 0:
         return gen.src.choice(sigs)
@@ -184,22 +235,25 @@ def _choose_signature(gen: Gen, sigs: list[Signature]) -> Signature:
     return gen.src.choice(sigs)
 
 
-def _features(gen: Gen, main: Graph) -> None:
-    """Record what the finished model exercises (for coverage statistics and tests)."""
+def _features(gen: Gen, main: Graph) -> frozenset[str]:
+    """What the finished model exercises (for coverage statistics and tests), with what generation recorded."""
     lifetimes: set[int] = set()
     types: set[int] = set()
     op_types: set[int] = set()
     f = gen.features
     for graph in [main, *gen.referenced]:
         for g in graph.operands:
-            lifetimes.add(int(g.op.lifetime))
-            types.add(int(g.op.type))
-            if g.consumers > 1:
+            op = g.op
+            lifetimes.add(int(op.lifetime))
+            types.add(int(op.type))
+            consumers = g.consumers
+            if consumers > 1:
                 f.add("fan_out")
-            if g.produced and g.consumers:
-                f.add("chain")
-            if g.produced and g.is_tensor and (not g.op.dimensions or 0 in g.op.dimensions):
-                f.add("unknown_dims")
+            if g.produced:
+                if consumers:
+                    f.add("chain")
+                if op.type not in SCALAR_TYPES and (not op.dimensions or 0 in op.dimensions):
+                    f.add("unknown_dims")
             if g.absent:
                 f.add("absent_input")
             if g.parameter:
@@ -211,7 +265,8 @@ def _features(gen: Gen, main: Graph) -> None:
                 f.add("fan_in")
     for i in main.inputs:
         g = main.operands[i]
-        if g.is_tensor and not g.absent and (not g.op.dimensions or 0 in g.op.dimensions):
+        op = g.op
+        if op.type not in SCALAR_TYPES and not g.absent and (not op.dimensions or 0 in op.dimensions):
             f.add("unknown_input_dims")
     f.update(f"lifetime:{_LIFETIME_NAMES[x]}" for x in lifetimes)
     f.update(f"type:{_TYPE_NAMES[x]}" for x in types)
@@ -226,6 +281,7 @@ def _features(gen: Gen, main: Graph) -> None:
         f.add("quantized")
     if gen.relaxed:
         f.add("relaxed")
+    return frozenset(f)
 
 
 def generate_model(source: Source, config: ModelConfig = ModelConfig()) -> GeneratedModel:  # noqa: B008
@@ -254,7 +310,9 @@ def generate_model(source: Source, config: ModelConfig = ModelConfig()) -> Gener
         raise GenerationRejected("no operation could be drawn")
     choose_main_outputs(gen, main)
     model_json, build = assemble(gen, main)
-    _features(gen, main)
-    inputs = [main.operands[i].value for i in main.inputs]
-    outputs = [main.operands[i].value for i in main.outputs]
-    return GeneratedModel(model_json, build, inputs, outputs, frozenset(gen.features))
+    operands = main.operands
+    inputs = [operands[i].value for i in main.inputs]
+    outputs = [operands[i].value for i in main.outputs]
+    # The operands are final here (nothing changes them once the model is assembled): features are read from
+    # them on demand.
+    return GeneratedModel(model_json, build, inputs, outputs, functools.partial(_features, gen, main))

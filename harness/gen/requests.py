@@ -32,13 +32,17 @@ from harness.hal import (
     numpy_dtype,
 )
 from harness.hal.memory import Memory, MemoryKind
+from harness.hal.sizes import SCALAR_TYPES
 from harness.reference import ReferenceResult, run_model
 
 __all__ = ["GeneratedRequest", "RequestConfig", "generate_request", "materialize_request", "output_byte_sizes"]
 
 _ALIGN = 8
+_MMAP_FD = MemoryKind.MMAP_FD.value
+_HARDWARE_BUFFER = MemoryKind.HARDWARE_BUFFER.value
 # Output buffer size used when the reference could not tell an output's size.
 _FALLBACK_OUTPUT_BYTES = 64
+_NONE = ErrorStatus.NONE
 
 
 @dataclass(frozen=True)
@@ -85,10 +89,11 @@ def output_byte_sizes(model: Model, expected: ReferenceResult) -> list[int | Non
     """Bytes each main output needs: from the reference's outputs, else from fully known dimensions."""
     sizes: list[int | None] = []
     main = model.main
+    ok = expected.status == _NONE
     for k, index in enumerate(main.output_indexes):
         operand = main.operands[index]
-        if expected.status == ErrorStatus.NONE and k < len(expected.outputs):
-            sizes.append(element_size(operand.type) * math.prod(np.shape(expected.outputs[k])))
+        if ok and k < len(expected.outputs):
+            sizes.append(element_size(operand.type) * _count(expected.outputs[k]))
         elif is_scalar_type(operand.type):
             sizes.append(element_size(operand.type))
         elif operand.dimensions and 0 not in operand.dimensions:
@@ -96,6 +101,16 @@ def output_byte_sizes(model: Model, expected: ReferenceResult) -> list[int | Non
         else:
             sizes.append(None)
     return sizes
+
+
+def _shape(value: object) -> tuple[int, ...]:
+    """np.shape(value), without the dispatch for arrays."""
+    return value.shape if type(value) is np.ndarray else np.shape(value)
+
+
+def _count(value: object) -> int:
+    """math.prod(np.shape(value)): the number of elements."""
+    return value.size if type(value) is np.ndarray else math.prod(np.shape(value))
 
 
 class _Layout:
@@ -109,25 +124,26 @@ class _Layout:
         for _ in range(count):
             kind = src.choice(cfg.kinds)
             desc: dict = {"kind": kind, "size": 0}
-            if kind == MemoryKind.MMAP_FD.value and chance(src, cfg.mmap_offset_probability):
+            if kind == _MMAP_FD and chance(src, cfg.mmap_offset_probability):
                 desc["offset"] = src.integer(1, 9000)
             self.pools.append(desc)
         self.ends = [0] * count
 
     def place(self, length: int) -> tuple[int, int]:
         """(pool, offset) of a new region of `length` bytes after everything placed so far in that pool."""
-        pool = self.src.integer(0, len(self.pools) - 1)
-        offset = -(-self.ends[pool] // _ALIGN) * _ALIGN
-        if chance(self.src, self.cfg.gap_probability):
-            offset += _ALIGN * self.src.integer(1, 4)
-        self.ends[pool] = offset + length
+        src, ends = self.src, self.ends
+        pool = src.integer(0, len(ends) - 1)
+        offset = -(-ends[pool] // _ALIGN) * _ALIGN
+        if chance(src, self.cfg.gap_probability):
+            offset += _ALIGN * src.integer(1, 4)
+        ends[pool] = offset + length
         return pool, offset
 
     def finish(self) -> list[dict]:
         """The pool descriptions, sized to hold their regions."""
         for desc, end in zip(self.pools, self.ends):
             size = max(end, 1)
-            if desc["kind"] == MemoryKind.HARDWARE_BUFFER.value:
+            if desc["kind"] == _HARDWARE_BUFFER:
                 size = -(-size // 4) * 4
             desc["size"] = size
         return self.pools
@@ -143,16 +159,18 @@ def generate_request(
     main = model.main
     expected = run_model(model, generated.inputs, loop_timeout_ns=config.loop_timeout_ns)
     layout = _Layout(source, config)
+    operands = main.operands
     inputs_json = []
     for index, value in zip(main.input_indexes, generated.inputs):
-        operand = main.operands[index]
+        operand = operands[index]
         if value is None:
             inputs_json.append({"hasNoValue": True, "poolIndex": 0, "offset": 0, "length": 0, "dimensions": []})
             continue
-        length = int(np.asarray(value).nbytes)
+        length = int(value.nbytes if isinstance(value, np.ndarray) else np.asarray(value).nbytes)
         pool, offset = layout.place(length)
-        known = bool(operand.dimensions) and 0 not in operand.dimensions
-        scalar = is_scalar_type(operand.type)
+        dimensions = operand.dimensions
+        known = bool(dimensions) and 0 not in dimensions
+        scalar = operand.type in SCALAR_TYPES
         give = not scalar and (not known or not chance(source, config.omit_known_dims_probability))
         inputs_json.append(
             {
@@ -160,14 +178,15 @@ def generate_request(
                 "poolIndex": pool,
                 "offset": offset,
                 "length": length,
-                "dimensions": [int(x) for x in np.shape(value)] if give else [],
+                "dimensions": [int(x) for x in _shape(value)] if give else [],
             }
         )
     sizes = output_byte_sizes(model, expected)
     outputs_json = []
     too_small = set()
+    ok = expected.status == _NONE
     for k, index in enumerate(main.output_indexes):
-        operand = main.operands[index]
+        operand = operands[index]
         size = sizes[k]
         length = size if size is not None else _FALLBACK_OUTPUT_BYTES
         if size and chance(source, config.too_small_probability):
@@ -177,9 +196,10 @@ def generate_request(
             length += element_size(operand.type) * source.integer(1, 8)
         pool, offset = layout.place(length)
         dims: list[int] = []
-        known = bool(operand.dimensions) and 0 not in operand.dimensions
-        actual = np.shape(expected.outputs[k]) if expected.status == ErrorStatus.NONE else None
-        if not is_scalar_type(operand.type):
+        dimensions = operand.dimensions
+        known = bool(dimensions) and 0 not in dimensions
+        actual = _shape(expected.outputs[k]) if ok else None
+        if operand.type not in SCALAR_TYPES:
             if known and not chance(source, config.omit_known_dims_probability):
                 dims = [int(x) for x in operand.dimensions]
             elif not known and actual is not None and chance(source, config.output_dims_probability):

@@ -39,11 +39,14 @@ def width_bounds(lo: float, hi: float, width: int) -> tuple[float, float]:
     return float(a), float(b)
 
 
+_F32 = struct.Struct("<f")
+
+
 def _at_width(x: float, lo: float, hi: float, width: int) -> float:
     """x rounded to `width` bits and kept inside [lo, hi]."""
     if width == 32:
         try:
-            y = struct.unpack("<f", struct.pack("<f", x))[0]
+            y = _F32.unpack(_F32.pack(x))[0]
         except OverflowError:
             y = math.copysign(math.inf, x)
     elif width == 16:
@@ -60,39 +63,55 @@ def _at_width(x: float, lo: float, hi: float, width: int) -> float:
 class RandomSource:
     """Choices from a seeded pseudo-random generator; after `budget` choices it is exhausted."""
 
+    __slots__ = ("_rng", "_random", "_left")
+
     def __init__(self, seed: int, budget: int = 10_000) -> None:
         self._rng = random.Random(seed)
+        self._random = self._rng.random
         self._left = budget
 
     def _spend(self) -> bool:
         self._left -= 1
         return self._left >= 0
 
+    # The choices spend inline (as _spend does): they are called tens of times per model.
+
     def integer(self, lo: int, hi: int) -> int:
         """An integer in [lo, hi] (inclusive)."""
-        if hi <= lo or not self._spend():
+        if hi <= lo:
             return lo
-        return lo + int(self._rng.random() * (hi - lo + 1))
+        self._left -= 1
+        if self._left < 0:
+            return lo
+        return lo + int(self._random() * (hi - lo + 1))
 
     def boolean(self) -> bool:
         """True or False."""
-        return self._spend() and self._rng.random() < 0.5
+        self._left -= 1
+        return self._left >= 0 and self._random() < 0.5
 
     def choice(self, seq: Sequence[T]) -> T:
         """One element of a non-empty sequence."""
-        if len(seq) == 1 or not self._spend():
+        if len(seq) == 1:
             return seq[0]
-        return seq[int(self._rng.random() * len(seq))]
+        self._left -= 1
+        if self._left < 0:
+            return seq[0]
+        return seq[int(self._random() * len(seq))]
 
     def floats(self, lo: float, hi: float, *, width: int = 32) -> float:
         """A finite float in [lo, hi], representable at `width` bits."""
-        if not self._spend():
+        self._left -= 1
+        if self._left < 0:
             return _at_width(lo, lo, hi, width)
         return _at_width(self._rng.uniform(lo, hi), lo, hi, width)
 
     def bytes(self, n: int) -> bytes:
         """n random bytes (none once exhausted)."""
-        if n <= 0 or not self._spend():
+        if n <= 0:
+            return b""
+        self._left -= 1
+        if self._left < 0:
             return b""
         return self._rng.randbytes(n)
 

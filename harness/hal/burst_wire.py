@@ -189,6 +189,10 @@ class Datum:
 
 REQUEST = _Family("request", RequestDatum, _REQUEST_PAYLOADS)
 RESULT = _Family("result", ResultDatum, _RESULT_PAYLOADS)
+# Each kind's whole-datum layout without its byte-order prefix, to pack a packet's datums in one call.
+_REQUEST_FORMATS = {k: w.format.lstrip("<") for k, w in REQUEST.whole.items()}
+_RESULT_FORMATS = {k: w.format.lstrip("<") for k, w in RESULT.whole.items()}
+_WORDS = DATUM_SIZE // 4  # a datum is eight little-endian u32 words
 
 
 def _split(raw: bytes | bytearray | memoryview) -> list[bytes]:
@@ -282,10 +286,41 @@ def request_datums(packet: RequestPacket) -> list[Datum]:
 
 def serialize_request(packet: RequestPacket) -> bytes:
     """A request packet's bytes; BurstPacketError if a value does not fit its wire field."""
+    raw = _pack_request(packet)
+    if raw is not None:
+        return raw
     try:
         return encode_datums(request_datums(packet))
     except TypeError as e:
         raise BurstPacketError(f"request cannot be serialized: {e}") from None
+
+
+def _pack_request(packet: RequestPacket) -> bytes | None:
+    """The bytes encode_datums(request_datums(packet)) gives, packed in one call; None if anything is unusual (a
+    value out of range, a wrong object), for the datum-by-datum path to report."""
+    try:
+        formats = [_REQUEST_FORMATS[0]]
+        values: list[object] = []
+        for args, (info, dim) in zip((packet.inputs, packet.outputs), _ARGUMENT_KINDS):
+            for arg in args:
+                if arg.__class__ is not RequestArgument or arg.location.__class__ is not DataLocation:
+                    return None
+                loc = arg.location
+                dims = list(arg.dimensions)
+                formats.append(_REQUEST_FORMATS[info])
+                values += (info, bool(arg.has_no_value), loc.pool_index, loc.offset, loc.length, len(dims))
+                for d in dims:
+                    formats.append(_REQUEST_FORMATS[dim])
+                    values += (dim, d)
+        for slot in packet.slots:
+            formats.append(_REQUEST_FORMATS[RequestDatum.POOL_IDENTIFIER])
+            values += (RequestDatum.POOL_IDENTIFIER, slot)
+        formats.append(_REQUEST_FORMATS[RequestDatum.MEASURE_TIMING])
+        values += (RequestDatum.MEASURE_TIMING, packet.measure)
+        head = (RequestDatum.PACKET_INFORMATION, len(formats), len(packet.inputs), len(packet.outputs))
+        return struct.pack("<" + "".join(formats), *head, len(packet.slots), *values)
+    except Exception:  # the datum-by-datum path raises the documented error, or explains the value
+        return None
 
 
 class _Cursor:
@@ -326,8 +361,74 @@ def _take_argument(cursor: _Cursor, info: IntEnum, dim: IntEnum, what: str) -> R
     return RequestArgument(bool(has_no_value), DataLocation(pool_index, offset, length), dims)
 
 
+def _words(raw: bytes | bytearray | memoryview) -> tuple[int, ...] | None:
+    """The packet as u32 words, or None if it is not a non-empty whole number of datums."""
+    raw = bytes(raw)
+    if not raw or len(raw) % DATUM_SIZE:
+        return None
+    return struct.unpack(f"<{len(raw) // 4}I", raw)
+
+
+def _clean(w: tuple[int, ...], start: int, stop: int) -> bool:
+    """True if words [start, stop) are all zero."""
+    return not any(w[start:stop])
+
+
+def _parse_request(raw: bytes | bytearray | memoryview) -> RequestPacket | None:
+    """The packet deserialize_request gives for a well-formed request packet, read straight from its words; None
+    for anything else, for the strict parser to explain (every check below is one of the strict ones)."""
+    w = _words(raw)
+    if w is None:
+        return None
+    end = len(w)
+    # packetInformation: packetSize, numberOfInputOperands, numberOfOutputOperands, numberOfPools; words 6-7 pad.
+    if w[0] != RequestDatum.PACKET_INFORMATION or w[1] or w[6] or w[7]:
+        return None
+    size, n_inputs, n_outputs, n_pools = w[2:6]
+    if size * _WORDS != end or MIN_REQUEST_DATUMS + n_inputs + n_outputs + n_pools > size:
+        return None
+    p = _WORDS
+    sides: tuple[list[RequestArgument], list[RequestArgument]] = ([], [])
+    for (info, dim), count, target in zip(_ARGUMENT_KINDS, (n_inputs, n_outputs), sides):
+        for _ in range(count):
+            # operandInformation: u8 hasNoValue (its 3 pad bytes make word 2 < 256), poolIndex, offset, length,
+            # numberOfDimensions; word 7 pad.
+            if p >= end or w[p] != info or w[p + 1] or w[p + 2] > 1 or w[p + 7]:
+                return None
+            has_no_value, pool_index, offset, length, ndims = w[p + 2 : p + 7]
+            p += _WORDS
+            if p + ndims * _WORDS > end:
+                return None
+            dims = []
+            for _ in range(ndims):
+                if w[p] != dim or w[p + 1] or not _clean(w, p + 3, p + _WORDS):
+                    return None
+                dims.append(w[p + 2])
+                p += _WORDS
+            target.append(RequestArgument(bool(has_no_value), DataLocation(pool_index, offset, length), dims))
+    slots = []
+    for _ in range(n_pools):
+        if p >= end or w[p] != RequestDatum.POOL_IDENTIFIER or w[p + 1] or not _clean(w, p + 3, p + _WORDS):
+            return None
+        slot = w[p + 2]
+        slots.append(slot - (1 << 32) if slot > I32_MAX else slot)
+        p += _WORDS
+    # measureTiming, the last datum.
+    if p + _WORDS != end or w[p] != RequestDatum.MEASURE_TIMING or w[p + 1] or not _clean(w, p + 3, end):
+        return None
+    if w[p + 2] not in (MeasureTiming.NO, MeasureTiming.YES):
+        return None
+    return RequestPacket(sides[0], sides[1], slots, MeasureTiming(w[p + 2]))
+
+
 def deserialize_request(raw: bytes | bytearray | memoryview) -> RequestPacket:
     """Parse a request packet strictly; BurstPacketError describes the first thing wrong."""
+    packet = _parse_request(raw)
+    return packet if packet is not None else _deserialize_request_datums(raw)
+
+
+def _deserialize_request_datums(raw: bytes | bytearray | memoryview) -> RequestPacket:
+    """deserialize_request datum by datum, the way that finds and names the first thing wrong."""
     datums = decode_request_datums(raw)
     cursor = _Cursor(datums)
     size, n_inputs, n_outputs, n_pools = cursor.take(RequestDatum.PACKET_INFORMATION, "the packet header")
@@ -378,8 +479,31 @@ def result_datums(status: ErrorStatus, output_shapes: Sequence[OutputShape], tim
     return [head, *body]
 
 
+def _pack_result(status: ErrorStatus, output_shapes: Sequence[OutputShape], timing: Timing) -> bytes | None:
+    """The bytes encode_datums(result_datums(...)) gives, packed in one call; None if anything is unusual."""
+    try:
+        formats = [_RESULT_FORMATS[0]]
+        values: list[object] = []
+        for shape in output_shapes:
+            dims = list(shape.dimensions)
+            formats.append(_RESULT_FORMATS[ResultDatum.OPERAND_INFORMATION])
+            values += (ResultDatum.OPERAND_INFORMATION, bool(shape.is_sufficient), len(dims))
+            for d in dims:
+                formats.append(_RESULT_FORMATS[ResultDatum.OPERAND_DIMENSION_VALUE])
+                values += (ResultDatum.OPERAND_DIMENSION_VALUE, d)
+        formats.append(_RESULT_FORMATS[ResultDatum.EXECUTION_TIMING])
+        values += (ResultDatum.EXECUTION_TIMING, timing.time_on_device, timing.time_in_driver)
+        head = (ResultDatum.PACKET_INFORMATION, len(formats), int(status), len(output_shapes))
+        return struct.pack("<" + "".join(formats), *head, *values)
+    except Exception:  # the datum-by-datum path raises the documented error
+        return None
+
+
 def serialize_result(status: ErrorStatus, output_shapes: Sequence[OutputShape], timing: Timing) -> bytes:
     """A result packet's bytes, every padding byte zero; BurstPacketError if a value does not fit its field."""
+    raw = _pack_result(status, output_shapes, timing)
+    if raw is not None:
+        return raw
     try:
         return encode_datums(result_datums(status, output_shapes, timing))
     except (TypeError, ValueError) as e:
@@ -394,6 +518,12 @@ def deserialize_result(raw: bytes | bytearray | memoryview, *, strict_padding: b
     With strict_padding=False non-zero padding is tolerated (check it with unclean_datums), so a client can
     still read a result whose only fault is its padding.
     """
+    packet = _parse_result(raw)
+    return packet if packet is not None else _deserialize_result_datums(raw, strict_padding)
+
+
+def _deserialize_result_datums(raw: bytes | bytearray | memoryview, strict_padding: bool) -> ResultPacket:
+    """deserialize_result datum by datum, the way that finds and names the first thing wrong."""
     datums = decode_result_datums(raw, strict_padding=strict_padding)
     cursor = _Cursor(datums)
     size, status, n_operands = cursor.take(ResultDatum.PACKET_INFORMATION, "the packet header")
@@ -416,3 +546,46 @@ def deserialize_result(raw: bytes | bytearray | memoryview, *, strict_padding: b
     if cursor.remaining():
         raise BurstPacketError(f"{cursor.remaining()} datums after executionTiming")
     return ResultPacket(error_status, shapes, Timing(on_device, in_driver))
+
+
+def _parse_result(raw: bytes | bytearray | memoryview) -> ResultPacket | None:
+    """The packet deserialize_result gives for a well-formed result packet whose padding is all zero (so either
+    padding mode accepts it), read straight from its words; None for anything else, for the strict parser."""
+    w = _words(raw)
+    if w is None:
+        return None
+    end = len(w)
+    # packetInformation: packetSize, i32 errorStatus, numberOfOperands; words 5-7 pad.
+    if w[0] != ResultDatum.PACKET_INFORMATION or w[1] or not _clean(w, 5, _WORDS):
+        return None
+    size, status, n_operands = w[2:5]
+    if size * _WORDS != end or MIN_RESULT_DATUMS + n_operands > size:
+        return None
+    try:
+        error_status = ErrorStatus(status - (1 << 32) if status > I32_MAX else status)
+    except ValueError:
+        return None
+    p = _WORDS
+    shapes = []
+    for _ in range(n_operands):
+        # operandInformation: u8 isSufficient (3 pad bytes), numberOfDimensions; words 4-7 pad.
+        if p >= end or w[p] != ResultDatum.OPERAND_INFORMATION or w[p + 1] or w[p + 2] > 1:
+            return None
+        if not _clean(w, p + 4, p + _WORDS):
+            return None
+        sufficient, ndims = w[p + 2], w[p + 3]
+        p += _WORDS
+        if p + ndims * _WORDS > end:
+            return None
+        dims = []
+        for _ in range(ndims):
+            if w[p] != ResultDatum.OPERAND_DIMENSION_VALUE or w[p + 1] or not _clean(w, p + 3, p + _WORDS):
+                return None
+            dims.append(w[p + 2])
+            p += _WORDS
+        shapes.append(OutputShape(dims, bool(sufficient)))
+    # executionTiming, the last datum: two u64; words 6-7 pad.
+    if p + _WORDS != end or w[p] != ResultDatum.EXECUTION_TIMING or w[p + 1] or w[p + 6] or w[p + 7]:
+        return None
+    timing = Timing(w[p + 2] | w[p + 3] << 32, w[p + 4] | w[p + 5] << 32)
+    return ResultPacket(error_status, shapes, timing)

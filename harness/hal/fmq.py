@@ -74,6 +74,17 @@ _SEALS = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
 if sys.byteorder != "little":  # the header is defined little endian and read through native views
     raise ImportError("harness.hal.fmq supports little-endian machines only")
 
+# This process's id, asked once (and again in a forked child) rather than on every read and write.
+_pid = os.getpid()
+
+
+def _forked() -> None:
+    global _pid
+    _pid = os.getpid()
+
+
+os.register_at_fork(after_in_child=_forked)
+
 
 class FmqError(Exception):
     """A queue that cannot be created or attached, or whose shared state is corrupted."""
@@ -276,10 +287,10 @@ class FastMessageQueue:
     def claim(self, role: str) -> None:
         """Record this process as the owner of `role` ("writer" or "reader"), so the peer can tell if it dies."""
         self._check_open()
-        pid_word, closed_word = _ROLE_WORDS[role]
-        pid = os.getpid()
+        pid = _pid
         if self._owned.get(role) == pid:
             return
+        pid_word, closed_word = _ROLE_WORDS[role]
         self._words[closed_word] = 0
         self._words[pid_word] = pid
         self._owned[role] = pid
@@ -291,7 +302,7 @@ class FastMessageQueue:
         if int(self._words[closed_word]):
             return True
         pid = int(self._words[pid_word])
-        if pid in (0, os.getpid()):
+        if pid in (0, _pid):
             return False
         pidfd = self._pidfd(pid)
         if pidfd is None:
@@ -345,7 +356,7 @@ class FastMessageQueue:
             poller = select.poll()
             poller.register(efd, select.POLLIN)
             pid = int(self._words[_ROLE_WORDS[peer][0]])
-            if pid not in (0, os.getpid()):
+            if pid not in (0, _pid):
                 pidfd = self._pidfd(pid)
                 if pidfd is not None:
                     poller.register(pidfd, select.POLLIN)
@@ -426,6 +437,22 @@ class FastMessageQueue:
         _signal(self._space_efd)
         return out
 
+    def read_all(
+        self, blocking: bool = False, timeout: float | None = None, *, cancelled: Callable[[], bool] | None = None
+    ) -> bytes | None:
+        """Consume everything readable once at least one element is there (as read(1) then a read of the rest
+        would, with one wake-up of the writer); None if nothing came (in time)."""
+        self._check_open()
+        self.claim(READER)
+        enough = lambda: self.available_to_read() >= 1  # noqa: E731
+        if not enough() and not (blocking and self._wait(enough, self._data_efd, WRITER, timeout, cancelled)):
+            return None
+        w, r = self._counters()
+        out = self._copy_out(r, w - r)
+        self._words[_W_READ] = w  # release the space only after copying it out
+        _signal(self._space_efd)
+        return out
+
     def peek(self, n: int) -> bytes | None:
         """The next `n` elements without consuming them; None if fewer are there."""
         self._check_open()
@@ -453,9 +480,8 @@ class FastMessageQueue:
         """Close this handle; a role this process owns is marked closed so the peer stops waiting. Idempotent."""
         if self._closed:
             return
-        pid = os.getpid()
         for role, owner in self._owned.items():
-            if owner == pid:
+            if owner == _pid:
                 self._words[_ROLE_WORDS[role][1]] = 1
         if self._owned:
             _signal(self._data_efd)

@@ -5,8 +5,8 @@ where the pool's data starts in the fd and `size` is how many bytes requests and
 
 Kinds
 - ``ashmem``: an anonymous memory file (memfd); the pool starts at byte 0.
-- ``mmap_fd``: a regular file, by default a temporary one unlinked right after opening; the pool starts at
-  `offset`, which need not be page aligned.
+- ``mmap_fd``: a regular file, by default an unnamed one (O_TMPFILE on tmpfs when the system has it, else a
+  temporary file unlinked right after opening); the pool starts at `offset`, which need not be page aligned.
 - ``hardware_buffer_blob`` and ``hardware_buffer``: a memfd that starts with a 32-byte descriptor header which a
   driver must decode itself; the pool's data starts right after it (`offset` = 32).
 
@@ -31,6 +31,7 @@ Handles survive fork (the mapping is MAP_SHARED and the fds are inheritable) and
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import mmap
 import os
@@ -59,6 +60,22 @@ _HWB_HEADER = struct.Struct("<4sIIIIIQ")
 assert _HWB_HEADER.size == HWB_HEADER_SIZE
 
 _HWB_BYTES_PER_PIXEL = {HWB_FORMAT_BLOB: 1, HWB_FORMAT_R8G8B8A8_UNORM: 4}
+# Memory._io_access for an fd that pread/pwrite must not be used on.
+_NO_IO = -1
+# Reads and writes of a memory done with pread/pwrite before it is mapped instead.
+_IO_BEFORE_MAPPING = 16
+# Seals that leave a mapping of the current size possible (memfds without MFD_ALLOW_SEALING carry F_SEAL_SEAL).
+_HARMLESS_SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW
+
+
+def _write_sealed(fd: int) -> bool:
+    """True for a memfd carrying a seal that restricts writing (or mapping for writing)."""
+    try:
+        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    except OSError:
+        return False  # not a memfd or tmpfs file: no seals
+    return bool(seals & ~_HARMLESS_SEALS)
+
 
 # Creating memory larger than this is refused: fuzzed sizes must not exhaust the machine.
 MAX_CREATE_SIZE = 1 << 32
@@ -141,6 +158,11 @@ class Memory:
         self._mmap: mmap.mmap | None = None
         self._view: memoryview | None = None
         self._closed = False
+        # Set once read/write found the fd fit for mapping: until something maps the pool they use pread/pwrite,
+        # which spares a fuzz case an mmap and an munmap per pool. A pool read or written many times is mapped
+        # after all (a copy through the mapping is cheaper than a system call).
+        self._io_access: int | None = None
+        self._io_left = _IO_BEFORE_MAPPING
         # The fd is owned: closed by close() or, failing that, when the handle is collected, so fuzz loops
         # do not run out of descriptors.
         self._finalizer = weakref.finalize(self, _close_quietly, fd)
@@ -157,6 +179,15 @@ class Memory:
 
     def map(self, writable: bool = True) -> memoryview:
         """A view of the pool's `size` bytes starting at `offset` (mapped once, then cached)."""
+        view = self._view
+        if view is not None and not self._closed:
+            # Already mapped: the lock only guards creating the mapping (close() may still race, as it always could
+            # with a caller holding a view).
+            if writable:
+                if view.readonly:
+                    raise MemoryMapError(f"{self!r} is mapped read-only (its fd is not writable)")
+                return view
+            return view.toreadonly()
         with self._lock:
             if self._closed:
                 raise MemoryMapError(f"{self!r} is closed")
@@ -172,6 +203,18 @@ class Memory:
     def _map_locked(self) -> memoryview:
         if self.size == 0:
             return memoryview(bytearray())
+        access, _ = self._mappable_access()
+        end = self.offset + self.size
+        base = self.offset - self.offset % PAGE_SIZE
+        try:
+            self._mmap = mmap.mmap(self.fd, end - base, access=access, offset=base)
+        except (OSError, ValueError, OverflowError) as e:
+            raise MemoryMapError(f"cannot map {self!r}: {e}") from e
+        view = memoryview(self._mmap)[self.offset - base : end - base]
+        return view if access == mmap.ACCESS_WRITE else view.toreadonly()
+
+    def _mappable_access(self) -> tuple[int, int]:
+        """The mmap access the fd allows and its status flags; MemoryMapError when mapping would fail or fault."""
         end = self.offset + self.size
         try:
             st = os.fstat(self.fd)
@@ -185,20 +228,35 @@ class Memory:
             raise MemoryMapError(
                 f"cannot map {self!r}: offset {self.offset} + size {self.size} exceeds the file size {st.st_size}"
             )
-        base = self.offset - self.offset % PAGE_SIZE
         access_mode = flags & os.O_ACCMODE
         if access_mode == os.O_WRONLY:
             raise MemoryMapError(f"cannot map {self!r}: fd is write-only")
-        access = mmap.ACCESS_WRITE if access_mode == os.O_RDWR else mmap.ACCESS_READ
-        try:
-            self._mmap = mmap.mmap(self.fd, end - base, access=access, offset=base)
-        except (OSError, ValueError, OverflowError) as e:
-            raise MemoryMapError(f"cannot map {self!r}: {e}") from e
-        view = memoryview(self._mmap)[self.offset - base : end - base]
-        return view if access == mmap.ACCESS_WRITE else view.toreadonly()
+        return (mmap.ACCESS_WRITE if access_mode == os.O_RDWR else mmap.ACCESS_READ), flags
+
+    def _unmapped_io_access(self) -> int | None:
+        """The access for pread/pwrite when the pool is not mapped (None: go through map(), which raises or maps).
+
+        The checks are those of mapping the pool, so both paths accept and refuse the same pools. An fd opened
+        with O_APPEND (pwrite would append instead of writing in place) or a memfd sealed against writes (whose
+        mapping fails, for reads too) always goes through the mapping.
+        """
+        if self._view is not None or self._closed or self.size == 0:
+            return None
+        self._io_left -= 1
+        if self._io_left < 0:
+            return None
+        if self._io_access is None:
+            with self._lock:
+                if self._closed or self._view is not None:
+                    return None
+                access, flags = self._mappable_access()
+                self._io_access = _NO_IO if flags & os.O_APPEND or _write_sealed(self.fd) else access
+        return None if self._io_access == _NO_IO else self._io_access
 
     def check_range(self, offset: int, length: int) -> None:
         """Raise MemoryBoundsError unless [offset, offset + length) lies within the pool."""
+        if type(offset) is int and type(length) is int and offset >= 0 and length >= 0 and offset + length <= self.size:
+            return
         for name, value in (("offset", offset), ("length", length)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise MemoryBoundsError(f"{name} must be an int, got {type(value).__name__}")
@@ -214,12 +272,42 @@ class Memory:
 
     def read(self, offset: int, length: int) -> bytes:
         """Copy `length` bytes at `offset` out of the pool."""
-        return bytes(self.view(offset, length, writable=False))
+        self.check_range(offset, length)
+        if self._unmapped_io_access() is not None:
+            try:
+                data = os.pread(self.fd, length, self.offset + offset)
+            except OSError:
+                data = None  # let mapping report it (or succeed where pread cannot)
+            if data is not None and len(data) == length:
+                return data
+            # A short read: the file shrank under the pool, and mapping reports it.
+        # A copy out of the mapping: no read-only view of it is needed for that.
+        view = self._view
+        if view is None or self._closed:
+            view = self.map(writable=False)
+        return bytes(view[offset : offset + length])
 
     def write(self, offset: int, data: bytes | bytearray | memoryview) -> None:
         """Copy `data` into the pool at `offset`."""
         data = memoryview(data).cast("B")
-        self.view(offset, len(data))[:] = data
+        n = len(data)
+        self.check_range(offset, n)
+        access = self._unmapped_io_access()
+        if access is None:
+            self.map()[offset : offset + n] = data
+            return
+        if access != mmap.ACCESS_WRITE:
+            raise MemoryMapError(f"{self!r} is mapped read-only (its fd is not writable)")
+        position = self.offset + offset
+        try:
+            while data:
+                written = os.pwrite(self.fd, data, position)
+                data = data[written:]
+                position += written
+        except OSError:
+            # A write the file refuses (a sealed memfd, a full file system): what is left goes through the
+            # mapping, which reports it as mapping always did.
+            self.map()[position - self.offset : offset + n] = data
 
     def close(self) -> None:
         """Release the mapping and close the fd; calling it again does nothing."""
@@ -261,19 +349,66 @@ def _new_memfd(name: str, length: int) -> int:
     return fd
 
 
+def _created(memory: Memory) -> Memory:
+    """A memory this module just created: a read-write regular file of the right size that cannot be sealed (memfds
+    without MFD_ALLOW_SEALING and tmpfs files carry F_SEAL_SEAL), so the checks before pread/pwrite are known."""
+    memory._io_access = mmap.ACCESS_WRITE
+    return memory
+
+
 def create_ashmem(size: int) -> Memory:
     """A new zero-filled anonymous shared memory (memfd) of `size` bytes."""
     size = _check_create_size(size)
-    return Memory(MemoryKind.ASHMEM, _new_memfd("nnfuzz-ashmem", size), 0, size)
+    return _created(Memory(MemoryKind.ASHMEM, _new_memfd("nnfuzz-ashmem", size), 0, size))
+
+
+_O_TMPFILE = getattr(os, "O_TMPFILE", 0)
+# Where unnamed files are tried first: tmpfs costs no disk I/O. Directories found unable to hold an O_TMPFILE file
+# are dropped for the rest of the process.
+_SHM_DIR = "/dev/shm"
+# Larger files go to the temp dir: a container's /dev/shm is often small, and a pool written past the space left
+# there would fault when touched through a mapping.
+_SHM_MAX_FILE = 64 << 20
+_tmpfile_dirs: tuple[str, ...] | None = None
+# Errors saying that a directory cannot hold O_TMPFILE files (old kernel or file system, missing directory).
+_NO_TMPFILE = frozenset({errno.EOPNOTSUPP, errno.EISDIR, errno.ENOENT, errno.ENOTDIR, errno.EINVAL, errno.EACCES})
+
+
+def _tmpfile_candidates() -> tuple[str, ...]:
+    global _tmpfile_dirs
+    if _tmpfile_dirs is None:
+        dirs = [_SHM_DIR] if os.path.isdir(_SHM_DIR) else []
+        default = tempfile.gettempdir()
+        if default not in dirs:
+            dirs.append(default)
+        _tmpfile_dirs = tuple(dirs) if _O_TMPFILE else ()
+    return _tmpfile_dirs
+
+
+def _unnamed_file(length: int) -> int:
+    """A new empty regular file (to be `length` bytes) that has no name, opened read-write (not inheritable yet)."""
+    global _tmpfile_dirs
+    for directory in _tmpfile_candidates():
+        if directory == _SHM_DIR and length > _SHM_MAX_FILE:
+            continue
+        try:
+            return os.open(directory, _O_TMPFILE | os.O_RDWR, 0o600)
+        except OSError as e:
+            if e.errno in (errno.EMFILE, errno.ENFILE):
+                raise
+            if e.errno in _NO_TMPFILE:
+                _tmpfile_dirs = tuple(d for d in _tmpfile_candidates() if d != directory)
+    fd, tmp = tempfile.mkstemp(prefix="nnfuzz-mmap-")
+    os.unlink(tmp)
+    return fd
 
 
 def create_mmap_fd(size: int, offset: int = 0, path: str | None = None) -> Memory:
-    """A new zero-filled file of offset + size bytes whose pool starts at `offset` (a temporary file by default)."""
+    """A new zero-filled file of offset + size bytes whose pool starts at `offset` (an unnamed file by default)."""
     size = _check_create_size(size)
     offset = _check_create_size(offset)
     if path is None:
-        fd, tmp = tempfile.mkstemp(prefix="nnfuzz-mmap-")
-        os.unlink(tmp)
+        fd = _unnamed_file(offset + size)
     else:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -282,7 +417,9 @@ def create_mmap_fd(size: int, offset: int = 0, path: str | None = None) -> Memor
     except BaseException:
         os.close(fd)
         raise
-    return Memory(MemoryKind.MMAP_FD, fd, offset, size)
+    memory = Memory(MemoryKind.MMAP_FD, fd, offset, size)
+    # A file at a given path may be anything (a FIFO, a device): only the unnamed one is known to be plain.
+    return _created(memory) if path is None else memory
 
 
 def _create_hwb(kind: MemoryKind, desc: HardwareBufferDesc, size: int) -> Memory:
@@ -295,7 +432,7 @@ def _create_hwb(kind: MemoryKind, desc: HardwareBufferDesc, size: int) -> Memory
     except BaseException:
         os.close(fd)
         raise
-    return Memory(kind, fd, HWB_HEADER_SIZE, size, hardware_buffer=desc)
+    return _created(Memory(kind, fd, HWB_HEADER_SIZE, size, hardware_buffer=desc))
 
 
 def create_hardware_buffer_blob(size: int, usage: int = 0, decodable: bool = True) -> Memory:

@@ -1,6 +1,13 @@
 """The oracle's rules: accuracy criteria for output values, verdicts, and the status, shape and timing rules."""
 
-from harness.oracle.accuracy import Comparison, WorstElement, accuracy_class, compare, tolerance_for
+from harness.oracle.accuracy import (
+    Comparison,
+    WorstElement,
+    accuracy_class,
+    compare,
+    tolerance_for,
+    within_tolerance,
+)
 from harness.oracle.rules import (
     Expectation,
     Finding,
@@ -41,4 +48,5 @@ __all__ = [
     "judge_valid_preparation",
     "tolerance_for",
     "verdict_of",
+    "within_tolerance",
 ]

@@ -47,6 +47,10 @@ def check_signature(
     model: Model, subgraph: Subgraph, operation: Operation, spec: OpSpec, label: str
 ) -> list[Violation]:
     """One violation when no signature of `spec` accepts the operation (all indexes already known valid)."""
+    # Valid operations are the rule: find an accepting signature without writing up the mismatches of the others,
+    # which only a rejection reports.
+    if any(_accepts(model, subgraph, operation, signature) for signature in spec.signatures):
+        return []
     attempts = [_attempt(model, subgraph, operation, signature) for signature in spec.signatures]
     if not attempts or any(not a.problems for a in attempts):
         return []
@@ -118,6 +122,25 @@ def _attempt(model: Model, subgraph: Subgraph, operation: Operation, signature: 
     return _Attempt(signature, messages, "V10", from_check=bool(messages))
 
 
+def _accepts(model: Model, subgraph: Subgraph, operation: Operation, signature: Signature) -> bool:
+    """True when `_attempt` would find no problem: some layout fits every position and the check finds nothing."""
+    operands = subgraph.operands
+    # Every layout puts the first operand at the first Arg: most signatures of a catalogued operation differ in
+    # the tensor type, and this rejects them at once.
+    for indexes, args in ((operation.inputs, signature.inputs), (operation.outputs, signature.outputs)):
+        if indexes and args and int(operands[indexes[0]].type) not in args[0].types:
+            return False
+    output_plans = list(_assignments(signature.outputs, len(signature.outputs), len(operation.outputs)))
+    for in_plan in _assignments(signature.inputs, signature.required_inputs, len(operation.inputs)):
+        if not all(_position_fits(operands[k], arg, is_input=True) for k, arg in zip(operation.inputs, in_plan)):
+            continue
+        for out_plan in output_plans:
+            if all(_position_fits(operands[k], arg, is_input=False) for k, arg in zip(operation.outputs, out_plan)):
+                # _attempt runs the check once, after the first layout that fits; it does not depend on the layout.
+                return signature.check is None or not list(signature.check(shape_context(model, subgraph, operation)))
+    return False
+
+
 def _count_range(args: Sequence[Arg], required: int) -> tuple[int, float]:
     hi = math.inf if any(a.repeated for a in args) else len(args)
     return required, hi
@@ -173,6 +196,22 @@ def _position_problems(operand: Operand, arg: Arg, *, is_input: bool) -> list[st
         if not lo <= len(operand.dimensions) <= hi:
             problems.append(f"rank {len(operand.dimensions)} outside [{lo}, {hi}] for {arg.name}")
     return problems
+
+
+def _position_fits(operand: Operand, arg: Arg, *, is_input: bool) -> bool:
+    """not _position_problems(operand, arg, is_input=is_input), without the messages."""
+    lifetime = int(operand.lifetime)
+    if lifetime == L.NO_VALUE and not (is_input and arg.optional):
+        return False
+    if int(operand.type) not in arg.types:
+        return False
+    if is_input and arg.constant and lifetime not in _CONSTANT and lifetime != L.NO_VALUE:
+        return False
+    may_be_absent = is_input and arg.optional and lifetime == L.SUBGRAPH_INPUT
+    if arg.rank is not None and not is_scalar_type(operand.type) and operand.dimensions and not may_be_absent:
+        lo, hi = arg.rank
+        return lo <= len(operand.dimensions) <= hi
+    return True
 
 
 def shape_context(model: Model, subgraph: Subgraph, operation: Operation) -> ShapeContext:

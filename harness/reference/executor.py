@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness import ops
-from harness.case.values import constant_value
+from harness.case.values import constant_bytes, constant_value
 from harness.hal import (
     LOOP_TIMEOUT_DEFAULT_NS,
     LOOP_TIMEOUT_MAXIMUM_NS,
@@ -23,16 +23,17 @@ from harness.hal import (
     Model,
     Operand,
     OperandLifeTime,
+    OperandType,
     Operation,
     OperationType,
     OutputShape,
     Subgraph,
     element_size,
-    is_scalar_type,
     numpy_dtype,
 )
+from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import KernelContext, LoopTimeoutError
-from harness.ops.common import UnspecifiedResult
+from harness.ops.common import UnspecifiedResult, quantization_nudge
 
 # Exceptions a kernel raises for bad data (an index out of range, a division by zero...): the execution fails
 # with GENERAL_FAILURE, as a driver's would. Anything else escaping a kernel is a catalogue bug and propagates.
@@ -67,6 +68,10 @@ class _ExecutionFailed(Exception):
         self.status = status
         self.message = message
 
+# Relative nudge of a value about to be quantized, per unit of perturbation: far above float64 noise (1e-16) so a
+# tie is pushed to one side, far below a quantization step (at least 1 / 65536 of the value) so nothing else moves.
+QUANTIZATION_NUDGE_PER_STEP = 1e-9
+
 
 def run_model(
     model: Model,
@@ -77,17 +82,17 @@ def run_model(
 ) -> ReferenceResult:
     """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
 
-    `perturbation` (in units of the result type's epsilon, signed) nudges every float result of every operation:
-    a probe of whether the outputs are stable under the per-step rounding differences any correct implementation
-    may have.
+    `perturbation` (in units of the result type's epsilon, signed) nudges every float result of every operation,
+    and values about to be quantized by QUANTIZATION_NUDGE_PER_STEP per unit: a probe of whether the outputs are
+    stable under the per-step rounding differences any correct implementation may have.
     Raises NoKernelError, before running anything, if an operation of any subgraph has no reference kernel.
     """
-    require_kernels(model)
-    runner = _Runner(model, effective_loop_timeout(loop_timeout_ns), perturbation)
+    kernels = _kernels(model)
+    runner = _Runner(model, effective_loop_timeout(loop_timeout_ns), perturbation, kernels)
     try:
         # NaN and infinity are legitimate float results; numpy must not turn them into warnings (or, under
         # warnings-as-errors, into exceptions).
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), quantization_nudge(perturbation * QUANTIZATION_NUDGE_PER_STEP):
             outputs = runner.run(model.main, list(inputs), depth=0)
     except LoopTimeoutError as exc:
         return ReferenceResult(ErrorStatus.MISSED_DEADLINE_PERSISTENT, message=f"WHILE loop timed out: {exc}")
@@ -119,9 +124,25 @@ def missing_kernels(model: Model) -> list[str]:
 
 def require_kernels(model: Model) -> None:
     """Raise NoKernelError naming the first operation of the model without a reference kernel."""
-    missing = missing_kernels(model)
-    if missing:
-        raise NoKernelError(missing[0])
+    _kernels(model)
+
+
+_Kernel = Callable[[KernelContext], list[np.ndarray]]
+
+
+def _kernels(model: Model) -> dict[int, _Kernel]:
+    """The kernel of every operation type the model uses, looked up once per run; NoKernelError (naming the first
+    operation, main first, then referenced subgraphs) if one has none."""
+    kernels: dict[int, _Kernel] = {}
+    for subgraph in (model.main, *model.referenced):
+        for operation in subgraph.operations:
+            op_type = operation.type
+            if op_type not in kernels:
+                spec = ops.get(op_type)
+                if spec is None or spec.kernel is None:
+                    raise NoKernelError(_op_name(op_type))
+                kernels[op_type] = spec.kernel
+    return kernels
 
 
 def judge_output_sizes(
@@ -158,10 +179,11 @@ def _op_name(op_type: int) -> str:
 class _Runner:
     """Evaluates subgraphs of one model; constants are decoded once per (subgraph, operand)."""
 
-    def __init__(self, model: Model, loop_timeout_ns: int, perturbation: int = 0) -> None:
+    def __init__(self, model: Model, loop_timeout_ns: int, perturbation: int, kernels: dict[int, _Kernel]) -> None:
         self.model = model
         self.loop_timeout_ns = loop_timeout_ns
         self.perturbation = perturbation
+        self.kernels = kernels  # the kernel of every operation type of the model
         self._constants: dict[tuple[int, int], np.ndarray] = {}
 
     def run(self, subgraph: Subgraph, inputs: list[np.ndarray | None], depth: int) -> list[np.ndarray]:
@@ -178,12 +200,12 @@ class _Runner:
             )
         values: dict[int, np.ndarray | None] = {}
         for position, (index, value) in enumerate(zip(subgraph.input_indexes, inputs)):
-            values[index] = _input_value(subgraph.operands[index], value, f"{where}input {position}", status)
+            values[index] = _input_value(subgraph.operands[index], value, position, where, status)
         for number, operation in enumerate(subgraph.operations):
             self._execute(subgraph, number, operation, values, depth)
         outputs = []
         for position, index in enumerate(subgraph.output_indexes):
-            value = self._value(subgraph, index, values)
+            value = self._value(subgraph, index, values, None)
             if value is None:
                 raise _ExecutionFailed(ErrorStatus.GENERAL_FAILURE, f"output {position} (operand {index}) has no value")
             outputs.append(value)
@@ -192,34 +214,36 @@ class _Runner:
     def _execute(
         self, subgraph: Subgraph, number: int, operation: Operation, values: dict[int, np.ndarray | None], depth: int
     ) -> None:
-        name = _op_name(operation.type)
-        spec = ops.get(operation.type)
-        if spec is None or spec.kernel is None:
-            raise NoKernelError(name)
-        is_while = operation.type == OperationType.WHILE
+        kernel = self.kernels[operation.type]
+        operands = subgraph.operands
+        is_while = operation.type == _WHILE
         context = KernelContext(
-            inputs=[self._value(subgraph, i, values, reader=f"{name} (operation {number})") for i in operation.inputs],
-            input_operands=[subgraph.operands[i] for i in operation.inputs],
-            output_operands=[subgraph.operands[i] for i in operation.outputs],
+            inputs=[self._value(subgraph, i, values, operation, number) for i in operation.inputs],
+            input_operands=[operands[i] for i in operation.inputs],
+            output_operands=[operands[i] for i in operation.outputs],
             relaxed=self.model.relax_computation_float32_to_float16,
             loop_deadline_ns=time.monotonic_ns() + self.loop_timeout_ns if is_while else None,
         )
         context.run_subgraph = self._subgraph_runner(context.loop_deadline_ns, depth)
         try:
-            results = spec.kernel(context)
+            results = kernel(context)
         except _DATA_ERRORS as exc:
-            raise _ExecutionFailed(ErrorStatus.GENERAL_FAILURE, f"{name} (operation {number}) failed: {exc}") from exc
+            raise _ExecutionFailed(
+                ErrorStatus.GENERAL_FAILURE, f"{_op_name(operation.type)} (operation {number}) failed: {exc}"
+            ) from exc
         if len(results) != len(operation.outputs):
             raise RuntimeError(
-                f"{name} kernel returned {len(results)} outputs; the operation has {len(operation.outputs)}"
+                f"{_op_name(operation.type)} kernel returned {len(results)} outputs; "
+                f"the operation has {len(operation.outputs)}"
             )
         for position, (index, result) in enumerate(zip(operation.outputs, results)):
-            operand = subgraph.operands[index]
+            operand = operands[index]
             value = _stored(operand, result)
-            conflict = _shape_conflict(operand.dimensions, value.shape) if not is_scalar_type(operand.type) else None
-            if conflict:
+            if operand.type not in SCALAR_TYPES and _conflicts(operand.dimensions, value.shape):
+                conflict = _shape_conflict(operand.dimensions, value.shape)
                 raise _ExecutionFailed(
-                    ErrorStatus.GENERAL_FAILURE, f"{name} (operation {number}) output {position}: {conflict}"
+                    ErrorStatus.GENERAL_FAILURE,
+                    f"{_op_name(operation.type)} (operation {number}) output {position}: {conflict}",
                 )
             if self.perturbation and value.dtype.kind == "f":
                 # Stability probe: a correct implementation may differ from the reference by an ULP per step.
@@ -240,55 +264,135 @@ class _Runner:
         return run_subgraph
 
     def _value(
-        self, subgraph: Subgraph, index: int, values: dict[int, np.ndarray | None], reader: str = "the outputs"
+        self,
+        subgraph: Subgraph,
+        index: int,
+        values: dict[int, np.ndarray | None],
+        reader: Operation | None,
+        number: int = 0,
     ) -> np.ndarray | None:
+        """The value of operand `index` as operation `number` (`reader`; None: the subgraph's outputs) reads it."""
         operand = subgraph.operands[index]
         lifetime = operand.lifetime
-        if lifetime == OperandLifeTime.NO_VALUE:
+        if lifetime in _COMPUTED and index in values:
+            return values[index]  # the common case first
+        if lifetime == _NO_VALUE:
             return None
-        if lifetime == OperandLifeTime.SUBGRAPH:
+        if lifetime == _SUBGRAPH:
             # IF/WHILE kernels read the referenced subgraph's index from the operand's location.offset; the value
             # carries the same index for kernels that prefer ctx.scalar().
             return np.array(operand.location.offset, dtype=np.int64)
-        if lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):
+        if lifetime in _CONSTANT:
             key = (id(subgraph), index)
-            if key not in self._constants:
-                value = constant_value(self.model, subgraph, index)
+            value = self._constants.get(key)
+            if value is None:
+                value = _plain_constant(self.model, operand)
+                if value is None:
+                    value = constant_value(self.model, subgraph, index)
                 if value is None:
                     raise _ExecutionFailed(
                         ErrorStatus.INVALID_ARGUMENT, f"constant operand {index} cannot be read from its location"
                     )
                 self._constants[key] = value
-            return self._constants[key]
+            return value
         if index not in values:
-            raise _ExecutionFailed(ErrorStatus.GENERAL_FAILURE, f"{reader} reads operand {index} before it is written")
+            who = "the outputs" if reader is None else f"{_op_name(reader.type)} (operation {number})"
+            raise _ExecutionFailed(ErrorStatus.GENERAL_FAILURE, f"{who} reads operand {index} before it is written")
         return values[index]
 
 
-def _input_value(operand: Operand, value: np.ndarray | None, what: str, status: ErrorStatus) -> np.ndarray | None:
+# Operand lifetimes and types the executor tests per operand and operation, bound once (enum attribute lookups
+# cost more than the comparisons themselves).
+_NO_VALUE = OperandLifeTime.NO_VALUE
+_SUBGRAPH = OperandLifeTime.SUBGRAPH
+_CONSTANT = frozenset({OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE})
+# Lifetimes whose value is written at run time: a subgraph input or an operation's result.
+_COMPUTED = frozenset(
+    {OperandLifeTime.TEMPORARY_VARIABLE, OperandLifeTime.SUBGRAPH_INPUT, OperandLifeTime.SUBGRAPH_OUTPUT}
+)
+_WHILE = OperationType.WHILE
+
+
+def _dtypes() -> dict[int, np.dtype]:
+    dtypes = {}
+    for operand_type in OperandType:
+        try:
+            dtypes[int(operand_type)] = numpy_dtype(operand_type)
+        except ValueError:
+            continue  # no element storage (SUBGRAPH, OEM)
+    return dtypes
+
+
+# Stored dtype of every operand type that has one (numpy_dtype builds a dtype object on every call).
+_DTYPES = _dtypes()
+
+
+def _stored_dtype(operand_type: int) -> np.dtype:
+    dtype = _DTYPES.get(operand_type)
+    return numpy_dtype(operand_type) if dtype is None else dtype  # numpy_dtype raises the error
+
+
+def _plain_constant(model: Model, operand: Operand) -> np.ndarray | None:
+    """The value of a constant of a stored type and fully specified dimensions whose location holds exactly its
+    bytes, as harness.case.constant_value decodes it; None for anything else (left to constant_value).
+
+    Nearly every constant is one of these; decoding them here skips the general reader's repeated size and dtype
+    lookups and one of its copies.
+    """
+    dtype = _DTYPES.get(operand.type)
+    if dtype is None:
+        return None
+    dims = operand.dimensions
+    if (not dims) != (operand.type in SCALAR_TYPES):
+        return None  # a scalar with dimensions, or a tensor of unknown rank
+    count = 1
+    for d in dims:
+        if d <= 0:
+            return None
+        count *= d
+    raw = constant_bytes(model, operand.lifetime, operand.location)
+    if raw is None or len(raw) != count * dtype.itemsize:
+        return None
+    return np.frombuffer(raw, dtype=dtype).reshape(tuple(dims)).copy()
+
+
+def _input_value(
+    operand: Operand, value: np.ndarray | None, position: int, where: str, status: ErrorStatus
+) -> np.ndarray | None:
     """An input value in the operand's stored dtype, checked against the operand's known dimensions."""
     if value is None:
         return None
-    array = np.asarray(value).astype(numpy_dtype(operand.type), copy=False)
-    if is_scalar_type(operand.type):
+    array = np.asarray(value).astype(_stored_dtype(operand.type), copy=False)
+    if operand.type in SCALAR_TYPES:
         if array.size != 1:
-            raise _ExecutionFailed(status, f"{what}: scalar with {array.size} values")
+            raise _ExecutionFailed(status, f"{where}input {position}: scalar with {array.size} values")
         return array.reshape(())
-    conflict = _shape_conflict(operand.dimensions, array.shape)
-    if conflict:
-        raise _ExecutionFailed(status, f"{what}: {conflict}")
+    if _conflicts(operand.dimensions, array.shape):
+        raise _ExecutionFailed(status, f"{where}input {position}: {_shape_conflict(operand.dimensions, array.shape)}")
     return array
 
 
 def _stored(operand: Operand, result: np.ndarray) -> np.ndarray:
     """A kernel result in the operand's stored dtype (scalars as 0-d arrays)."""
     array = np.asarray(result)
-    dtype = numpy_dtype(operand.type)
-    if array.dtype != dtype:
+    dtype = _stored_dtype(operand.type)
+    if array.dtype is not dtype and array.dtype != dtype:
         array = array.astype(dtype)
-    if is_scalar_type(operand.type) and array.shape != ():
+    if operand.type in SCALAR_TYPES and array.shape != ():
         array = array.reshape(())
     return array
+
+
+def _conflicts(declared: Sequence[int], actual: tuple[int, ...]) -> bool:
+    """True when an actual shape contradicts declared dimensions (0 = unknown, empty = unknown rank)."""
+    if not declared:
+        return False
+    if len(declared) != len(actual):
+        return True
+    for d, a in zip(declared, actual):
+        if d and d != a:
+            return True
+    return False
 
 
 def _shape_conflict(declared: Sequence[int], actual: tuple[int, ...]) -> str | None:

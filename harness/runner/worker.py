@@ -19,7 +19,10 @@ Messages to the parent:
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import faulthandler
+import os
 import signal
 import sys
 import time
@@ -37,10 +40,30 @@ from harness.targets.base import Target
 
 def main(argv: Sequence[str]) -> None:
     """Entry point: connect to the parent, take its import path and configuration, serve."""
+    die_with_parent()
     conn = Connection(int(argv[0]))
     parent_path, driver_spec, faults, crash_log = conn.recv()
     sys.path[:] = list(dict.fromkeys([*parent_path, *sys.path]))
     serve(conn, driver_spec, faults, crash_log)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> bool:
+    """Ask the kernel to kill this process when its parent dies; True if that is arranged (Linux only)."""
+    # A worker stuck in a hanging case never reads its connection again, so it could not notice a parent that was
+    # killed: without this it would spin on forever.
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        if libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True
 
 
 def serve(conn: Connection, driver_spec: str, faults: Sequence[str], crash_log: str) -> None:

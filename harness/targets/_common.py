@@ -8,7 +8,7 @@ harness code outside a HAL call propagate: they are harness bugs and must crash 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -28,7 +28,6 @@ from harness.hal import (
     Priority,
     Request,
     RequestArgument,
-    numpy_dtype,
 )
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.hal.memory import Memory, MemoryMapError
@@ -192,15 +191,13 @@ class BuiltRequest:
     request: Request
     memories: list[Memory]
     read_outputs: Callable[[Sequence[Sequence[int]]], list[np.ndarray | None]]
-    written: list[tuple[Memory, int, bytes]] = field(default_factory=list)  # input bytes and where they went
+    contents: list[bytes]  # each memory's bytes as built: zeros with the input values in place
 
     def reset(self) -> None:
-        """Put the pools back as built (zeros, then the inputs), as an execution may have written anywhere."""
-        for memory in self.memories:
-            if memory.size:
-                memory.write(0, bytes(memory.size))
-        for memory, offset, raw in self.written:
-            memory.write(offset, raw)
+        """Put the pools back as built, as an execution may have written anywhere."""
+        for memory, raw in zip(self.memories, self.contents):
+            if raw:
+                memory.write(0, raw)
 
     def close(self) -> None:
         """Close the memories this request created (never the model's own pools)."""
@@ -221,10 +218,8 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
         request_json = {**request_json, "pools": pools}
     try:
         request, memories, read = materialize_request(request_json, model, inputs)
-        written = _written_inputs(request, model, inputs, set(shared))
     except (ValueError, IndexError, MemoryMapError):
         request, memories, read = materialize_request(request_json, model, [None] * len(inputs))
-        written = []
     for i, k in shared.items():
         memories[i].close()
         request.pools[i] = model.pools[k]
@@ -233,18 +228,7 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
         for arg, d in zip(args, request_json[side]):
             if arg.has_no_value:
                 arg.location = DataLocation(*(int(d.get(k, 0)) for k in ("poolIndex", "offset", "length")))
-    return BuiltRequest(request, [m for i, m in enumerate(memories) if i not in shared], read, written)
-
-
-def _written_inputs(
-    request: Request, model: Model, inputs: Sequence[np.ndarray | None], shared: set[int]
-) -> list[tuple[Memory, int, bytes]]:
-    """(memory, offset, bytes) of every input value materialize_request wrote into a pool of the request's own."""
-    main = model.main
-    written = []
-    for arg, value, index in zip(request.inputs, inputs, main.input_indexes):
-        if arg.has_no_value or value is None or arg.location.pool_index in shared:
-            continue
-        raw = np.asarray(value, dtype=numpy_dtype(main.operands[index].type)).tobytes()
-        written.append((request.pools[arg.location.pool_index], arg.location.offset, raw))
-    return written
+    own = [m for i, m in enumerate(memories) if i not in shared]
+    # One copy of each pool as built (zero-filled, then the inputs written) is what reset() puts back.
+    contents = [m.read(0, m.size) if m.size else b"" for m in own]
+    return BuiltRequest(request, own, read, contents)

@@ -98,7 +98,7 @@ class ExecutionTarget:
                 expect={"valid": True, "insufficient": sorted(request.insufficient)},
             )
         finally:
-            close_model_pools(generated.model)
+            generated.close()
 
     def run(self, case: Case, device: Device) -> Verdict:
         """Every applicable path (fenced only for fully specified outputs), judged against the reference."""

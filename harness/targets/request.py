@@ -18,7 +18,7 @@ from harness.hal import Device, Model, Request
 from harness.hal.memory import Memory
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS
-from harness.targets._common import DEFAULT_TIMEOUT_S, close_model_pools, request_to_json
+from harness.targets._common import DEFAULT_TIMEOUT_S, request_to_json
 from harness.targets.base import Case, register_target
 from harness.targets.execution import Plan, execute_case, inputs_to_json
 
@@ -62,7 +62,7 @@ class RequestTarget:
                 expect={"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v},
             )
         finally:
-            close_model_pools(generated.model)
+            generated.close()
 
     def _mutate(self, source: Source, model: Model, request: Request) -> tuple[str, Mutation, Request]:
         kind = source.choice(self.kinds)

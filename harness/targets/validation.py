@@ -64,7 +64,7 @@ class ValidationTarget:
             mutation, arguments = apply_random("preparation", None, source)
             execution.update(_preparation_arguments(arguments))
             model_json = generated.model_json
-        close_model_pools(generated.model)
+        generated.close()
         expect = {"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v}
         return Case(self.name, model_json, execution=execution, expect=expect)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import struct
 
@@ -12,6 +13,7 @@ from harness.case import CaseFormatError, model_from_json, model_to_json
 from harness.hal import (
     DataLocation,
     MemoryKind,
+    Operand,
     OperandLifeTime,
     OperandType,
     OperationType,
@@ -240,3 +242,17 @@ def _broken(mutate) -> dict:
 def test_malformed_json_is_refused_with_a_case_format_error(mutate):
     with pytest.raises(CaseFormatError):
         model_from_json(_broken(mutate))
+
+
+def test_operand_fields_are_in_the_order_the_positional_constructions_assume():
+    # model_from_json and the generator build Operands positionally (keywords cost a share of each operand).
+    assert [f.name for f in dataclasses.fields(Operand)] == [
+        "type",
+        "dimensions",
+        "number_of_consumers",
+        "scale",
+        "zero_point",
+        "lifetime",
+        "location",
+        "extra_params",
+    ]

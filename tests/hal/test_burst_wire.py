@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.hal import DataLocation, ErrorStatus, MeasureTiming, OutputShape, RequestArgument, Timing
+from harness.hal import DataLocation, ErrorStatus, MeasureTiming, OutputShape, RequestArgument, Timing, burst_wire
 from harness.hal.burst_wire import (
     DATUM_SIZE,
     REQUEST,
@@ -348,3 +348,59 @@ def test_a_packet_with_any_single_byte_changed_parses_to_a_packet_or_is_refused(
         return
     # Whatever survives the parser is a well-formed packet: it serializes back to the same bytes.
     assert serialize_request(parsed) == bytes(raw)
+
+
+# --- the one-pass paths agree with the datum-by-datum ones ------------------------------------------------------
+
+
+def _outcome(fn, *args) -> object:
+    try:
+        return fn(*args)
+    except BurstPacketError as e:
+        return f"refused: {e}"
+
+
+@settings(max_examples=300)
+@given(packets, st.data())
+def test_the_one_pass_request_parser_accepts_only_what_the_datum_parser_accepts_alike(p, data) -> None:
+    raw = bytearray(serialize_request(p))
+    for _ in range(data.draw(st.integers(0, 2))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.sampled_from([0, 1, 2, 3, 4, 5, 6, 7, 255]))
+    raw = bytes(raw[: data.draw(st.sampled_from([len(raw), len(raw) - DATUM_SIZE, len(raw) - 1]))])
+    fast = burst_wire._parse_request(raw)
+    if fast is not None:
+        assert fast == burst_wire._deserialize_request_datums(raw)
+    assert _outcome(deserialize_request, raw) == _outcome(burst_wire._deserialize_request_datums, raw)
+
+
+@settings(max_examples=300)
+@given(
+    st.sampled_from(list(ErrorStatus)),
+    st.lists(st.builds(OutputShape, st.lists(u32s, max_size=4), st.booleans()), max_size=4),
+    st.builds(Timing, st.integers(0, 2**64 - 1), st.integers(0, 2**64 - 1)),
+    st.data(),
+)
+def test_the_one_pass_result_parser_accepts_only_what_the_datum_parser_accepts_alike(
+    status, shapes, timing, data
+) -> None:
+    raw = bytearray(serialize_result(status, shapes, timing))
+    for _ in range(data.draw(st.integers(0, 2))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.sampled_from([0, 1, 2, 3, 255]))
+    raw = bytes(raw)
+    fast = burst_wire._parse_result(raw)
+    for strict in (True, False):
+        if fast is not None:
+            assert fast == burst_wire._deserialize_result_datums(raw, strict)
+        parse = lambda raw, strict: deserialize_result(raw, strict_padding=strict)  # noqa: E731
+        assert _outcome(parse, raw, strict) == _outcome(burst_wire._deserialize_result_datums, raw, strict)
+
+
+@settings(max_examples=200)
+@given(packets)
+def test_the_one_pass_serializers_write_the_datums_bytes(p: RequestPacket) -> None:
+    assert burst_wire._pack_request(p) == encode_datums(request_datums(p))
+    shapes = [OutputShape(list(a.dimensions), not a.has_no_value) for a in p.inputs]
+    timing = Timing(len(p.slots), 2**64 - 1)
+    assert burst_wire._pack_result(ErrorStatus.NONE, shapes, timing) == encode_datums(
+        result_datums(ErrorStatus.NONE, shapes, timing)
+    )

@@ -104,6 +104,14 @@ def test_peek_and_discard(queue) -> None:
     assert queue.read(1) is None and queue.available_to_write() == 5
 
 
+def test_read_all_takes_everything_readable_across_the_end_of_the_ring(queue) -> None:
+    assert queue.read_all() is None
+    assert queue.write(elements(1, 2, 3)) and queue.read(3) == elements(1, 2, 3)
+    assert queue.write(elements(4, 5)) and queue.write(elements(6, 7))
+    assert queue.read_all() == elements(4, 5, 6, 7)
+    assert queue.read_all() is None and queue.available_to_write() == 5
+
+
 # --- blocking and non-blocking -------------------------------------------------------------------------
 
 
@@ -118,6 +126,12 @@ def test_non_blocking_calls_return_at_once(queue) -> None:
 def test_a_blocking_read_times_out_when_nothing_comes(queue) -> None:
     started = time.monotonic()
     assert queue.read(1, blocking=True, timeout=0.3) is None
+    assert 0.3 <= time.monotonic() - started < 2
+
+
+def test_a_blocking_read_all_times_out_when_nothing_comes(queue) -> None:
+    started = time.monotonic()
+    assert queue.read_all(blocking=True, timeout=0.3) is None
     assert 0.3 <= time.monotonic() - started < 2
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -11,6 +13,7 @@ import textwrap
 
 import pytest
 
+from harness.hal import memory as memory_module
 from harness.hal.memory import (
     HWB_FORMAT_BLOB,
     HWB_FORMAT_R8G8B8A8_UNORM,
@@ -113,6 +116,36 @@ def test_mmap_fd_honours_a_non_page_aligned_offset():
         os.pwrite(mem.fd, b"zz", offset + 4998)
         assert mem.read(4998, 2) == b"zz"
         assert len(mem.map()) == 5000
+
+
+def _assert_unnamed_zeroed_file(mem: Memory, total: int) -> None:
+    st = os.fstat(mem.fd)
+    assert stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and st.st_size == total
+    assert os.get_inheritable(mem.fd)
+    assert os.pread(mem.fd, total, 0) == bytes(total)
+
+
+def test_mmap_fd_by_default_is_an_unnamed_zero_filled_regular_file():
+    with create_mmap_fd(40, offset=9) as mem:
+        assert mem.kind == MemoryKind.MMAP_FD
+        _assert_unnamed_zeroed_file(mem, 49)
+
+
+def test_a_large_mmap_fd_is_not_put_on_tmpfs(monkeypatch):
+    monkeypatch.setattr(memory_module, "_SHM_MAX_FILE", 100)
+    with create_mmap_fd(1000, offset=5) as small_limit_exceeded:
+        _assert_unnamed_zeroed_file(small_limit_exceeded, 1005)
+        assert not os.readlink(f"/proc/self/fd/{small_limit_exceeded.fd}").startswith(memory_module._SHM_DIR + "/")
+
+
+@pytest.mark.parametrize("dirs", [(), ("/nonexistent-nnfuzz-dir",)])
+def test_mmap_fd_falls_back_to_a_temporary_file_without_o_tmpfile(monkeypatch, dirs):
+    monkeypatch.setattr(memory_module, "_tmpfile_dirs", dirs)
+    with create_mmap_fd(40, offset=9) as mem:
+        _assert_unnamed_zeroed_file(mem, 49)
+        mem.write(0, b"ok")
+        assert os.pread(mem.fd, 2, 9) == b"ok"
+    assert memory_module._tmpfile_dirs == ()  # a directory that cannot hold such files is not tried again
 
 
 def test_mmap_fd_at_a_given_path(tmp_path):
@@ -247,3 +280,70 @@ def test_handles_are_inheritable_and_described_by_repr():
             assert os.get_inheritable(mem.fd)
         assert "ashmem" in repr(a) and "size=8" in repr(a)
         assert "offset=1" in repr(b)
+
+
+def _reopened(mem: Memory, flags: int) -> Memory:
+    """Another Memory over the same file, through a descriptor opened with `flags`."""
+    return Memory.from_fd(mem.kind, os.open(f"/proc/self/fd/{mem.fd}", flags), mem.offset, mem.size)
+
+
+def test_reads_and_writes_before_and_after_mapping_see_the_same_bytes():
+    with create_mmap_fd(64, offset=4099) as mem:
+        mem.write(10, b"before")
+        assert mem.read(10, 6) == b"before"
+        assert bytes(mem.map()[10:16]) == b"before"
+        mem.write(20, b"after")
+        assert os.pread(mem.fd, 5, 4099 + 20) == b"after"
+        assert mem.read(20, 5) == b"after"
+
+
+def test_a_read_only_descriptor_reads_but_refuses_writes_whether_mapped_or_not():
+    with create_ashmem(16) as mem:
+        mem.write(0, b"abc")
+        for map_first in (False, True):
+            with _reopened(mem, os.O_RDONLY) as ro:
+                if map_first:
+                    ro.map(writable=False)
+                assert ro.read(0, 3) == b"abc"
+                with pytest.raises(MemoryMapError, match="read-only"):
+                    ro.write(0, b"x")
+
+
+def test_a_write_only_descriptor_is_refused_for_reads_and_writes():
+    with create_ashmem(16) as mem, _reopened(mem, os.O_WRONLY) as wo:
+        for call in (lambda: wo.read(0, 1), lambda: wo.write(0, b"x")):
+            with pytest.raises(MemoryMapError, match="write-only"):
+                call()
+
+
+def test_an_append_only_descriptor_still_writes_in_place():
+    with create_mmap_fd(16) as mem, _reopened(mem, os.O_RDWR | os.O_APPEND) as appending:
+        appending.write(4, b"in place")
+        assert os.fstat(mem.fd).st_size == 16
+        assert mem.read(4, 8) == b"in place"
+
+
+def test_writes_to_a_closed_memory_are_refused():
+    mem = create_ashmem(8)
+    mem.close()
+    for call in (lambda: mem.write(0, b"x"), lambda: mem.read(0, 1)):
+        with pytest.raises(MemoryMapError, match="closed"):
+            call()
+
+
+def test_a_write_sealed_memfd_opened_read_write_cannot_be_mapped_for_reads_or_writes():
+    fd = os.memfd_create("sealed", os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, 16)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE)
+    with Memory.from_fd("ashmem", fd, 0, 16) as mem:
+        for call in (lambda: mem.read(0, 4), lambda: mem.write(0, b"x")):
+            with pytest.raises(MemoryMapError, match="not permitted"):
+                call()
+
+
+def test_a_memory_read_and_written_many_times_keeps_its_bytes_across_the_switch_to_a_mapping():
+    with create_mmap_fd(64, offset=7) as mem:
+        for k in range(40):
+            mem.write(k, bytes([k + 1]))
+            assert mem.read(0, k + 1) == bytes(range(1, k + 2))
+        assert os.pread(mem.fd, 40, 7) == bytes(range(1, 41))

@@ -34,6 +34,9 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # (an ill-conditioned output, found by the stability probe).
     # lstm-scratch-chain: an LSTM's implementation-defined scratch output feeds a second LSTM, whose outputs are
     # then implementation-defined too.
+    # avgpool-quant-tie: a quant8 AVERAGE_POOL_2D whose window averages to an exact half step (109.5), then
+    # DEQUANTIZE: the fixed-point driver rounds the tie up, the float64 reference lands below it by noise, and the
+    # float32 output cannot absorb one quantization step (an edge found by the probe's quantization nudge).
     case = Case.from_json(json.loads(path.read_text()))
     verdict = TARGETS[case.target].run(case, create_device(faults=[]))
     assert verdict.ok, f"{verdict.rule}: {verdict.title}: {verdict.details}"
@@ -70,3 +73,36 @@ def test_the_stability_probe_moves_only_outputs_sitting_on_an_edge() -> None:
     assert exact.tolist() == [1.0, 2.0]
     assert nudged[0] == 0.0  # a jump of a whole unit
     assert abs(float(nudged[1]) - 2.0) <= 2.0 * np.finfo(np.float32).eps  # the probe's own nudge, nothing more
+
+
+def _average_then_dequantize() -> Model:
+    q8, f32, i32 = OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_FLOAT32, OperandType.INT32
+    lt = OperandLifeTime
+    scale = 0.03250713273882866  # not a power of two: x / scale * scale is not exact in float64
+    # AVERAGE_POOL_2D, explicit padding 0, strides 1, a 2 x 1 filter over a [1, 2, 1, 1] NHWC input.
+    scalars = [0, 0, 0, 0, 1, 1, 1, 2, 0]
+    operands = [Operand(q8, [1, 2, 1, 1], 1, scale, 128, lt.SUBGRAPH_INPUT)]
+    operands += [Operand(i32, [], 1, lifetime=lt.CONSTANT_COPY, location=DataLocation(0, 4 * k, 4)) for k in range(9)]
+    operands += [
+        Operand(q8, [1, 1, 1, 1], 1, scale, 128, lt.TEMPORARY_VARIABLE),
+        Operand(f32, [1, 1, 1, 1], 0, lifetime=lt.SUBGRAPH_OUTPUT),
+    ]
+    ops = [
+        Operation(OperationType.AVERAGE_POOL_2D, list(range(10)), [10]),
+        Operation(OperationType.DEQUANTIZE, [10], [11]),
+    ]
+    return Model(main=Subgraph(operands, ops, [0], [11]), operand_values=struct.pack("<9i", *scalars))
+
+
+def test_the_stability_probe_pushes_quantization_ties_both_ways() -> None:
+    # avg(109, 110) = 109.5 steps: a tie, which the probe's two nudges round to different steps. A mean of whole
+    # steps is no tie and stays put.
+    model = _average_then_dequantize()
+    tie = np.array([109, 110], dtype=np.uint8).reshape(1, 2, 1, 1)
+    one_way = run_model(model, [tie], perturbation=-1).outputs[0]
+    other_way = run_model(model, [tie], perturbation=1).outputs[0]
+    assert abs(round(float(other_way.item() - one_way.item()) / 0.03250713273882866)) == 1
+    plain = np.array([109, 109], dtype=np.uint8).reshape(1, 2, 1, 1)
+    assert run_model(model, [plain], perturbation=-1).outputs[0].item() == pytest.approx(
+        run_model(model, [plain], perturbation=1).outputs[0].item(), rel=1e-5
+    )
