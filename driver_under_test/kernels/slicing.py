@@ -63,17 +63,20 @@ def strided_slice_kernel(call: OpCall) -> list[np.ndarray]:
     for i, dim in enumerate(x.data.shape):
         if strides[i] == 0:
             raise invalid("strides must be non-zero", "exec.strided_slice")
+        selected = _strided_dimension(
+            dim, begin[i], end[i], strides[i], bool(begin_mask >> i & 1), bool(end_mask >> i & 1)
+        )
         if shrink_mask >> i & 1:
-            position = begin[i] + dim if begin[i] < 0 else begin[i]
-            if not 0 <= position < dim:
-                raise invalid(f"shrunk index {begin[i]} is outside dimension {dim}", "exec.strided_slice")
-            index.append(position)
-        else:
-            index.append(
-                _strided_dimension(
-                    dim, begin[i], end[i], strides[i], bool(begin_mask >> i & 1), bool(end_mask >> i & 1)
+            # The HAL keeps "a slice of size 1 starting from begin[i]" on a shrunk axis: begin:end:stride must
+            # select exactly one element (end and stride are not ignored).
+            chosen = range(dim)[selected]
+            if len(chosen) != 1:
+                raise invalid(
+                    f"shrunk dimension {i} selects {len(chosen)} elements of {dim}, not 1", "exec.strided_slice"
                 )
-            )
+            index.append(chosen[0])
+        else:
+            index.append(selected)
     return [at_least_1d(np.array(x.data[tuple(index)]))]
 
 

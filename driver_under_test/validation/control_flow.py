@@ -41,7 +41,9 @@ def _pairwise(inner: Sequence[Operand], outer: Sequence[Operand], what: str) -> 
 
 def _check_condition(operand: Operand, what: str) -> None:
     dims = list(operand.dimensions)
-    if operand.type != OperandType.TENSOR_BOOL8 or dims not in ([], [0], [1]):
+    # Exactly [1]: a condition of unknown rank or size ([] or [0]) is not "a TENSOR_BOOL8 of shape [1]", whatever
+    # value it turns out to hold.
+    if operand.type != OperandType.TENSOR_BOOL8 or dims != [1]:
         raise invalid(
             f"{what} must be a TENSOR_BOOL8 of shape [1], got {type_name(operand.type)} {dims}",
             "V10.control_flow_condition",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from driver_under_test.errors import DriverError, invalid
 from driver_under_test.faults import FaultSet, define
 from driver_under_test.validation.control_flow import CONTROL_FLOW_CHECKS
+from driver_under_test.validation.fixed_quantization import check_fixed_output_quantization
 from driver_under_test.validation.limits import Limits, check_limit, exhausted
 from driver_under_test.validation.operands import (
     UINT32_MAX,
@@ -228,7 +229,9 @@ def _check_operations(model: Model, subgraphs: Sequence[Subgraph], prefixes: fro
                         i = as_uint32(value, f"{what} {side} {position}", rule)
                         if i >= n:
                             raise invalid(f"{what} {side} {position} is operand {i}; the subgraph has {n}", rule)
-            check_signature(t, [operands[i] for i in inputs], [operands[i] for i in outputs], what)
+            output_operands = [operands[i] for i in outputs]
+            check_signature(t, [operands[i] for i in inputs], output_operands, what)
+            check_fixed_output_quantization(t, output_operands, what)
             if t in CONTROL_FLOW_CHECKS:
                 CONTROL_FLOW_CHECKS[t](model, sg, op, str(what))
 

@@ -37,6 +37,7 @@ from harness.oracle.rules import (
     Expectation,
     Finding,
     judge_execution,
+    judge_model_rejected,
     judge_outputs,
     judge_paths_agree,
     judge_rejected_request,
@@ -51,6 +52,7 @@ from harness.reference.validator import validate_fenced_request, validate_reques
 from harness.targets._common import (
     DEFAULT_TIMEOUT_S,
     BuiltRequest,
+    Preparation,
     build_request,
     call,
     close_model_pools,
@@ -168,8 +170,10 @@ def execute_case(target: str, case: Case, device: Device, plan: Plan) -> Verdict
 
 def _execute(target: str, case: Case, model: Model, device: Device, plan: Plan) -> Verdict:
     status, flags = supported_operations(device, model)
+    status_and_flags = (status, flags)
     finding = judge_supported_operations(status, flags, len(model.main.operations))
     prepared = None
+    p = None
     if finding is None:
         p = prepare(device, model, timeout_s=plan.timeout_s)
         finding, unsupported = judge_valid_preparation(p.launch, p.status, p.prepared, all(flags))
@@ -192,15 +196,33 @@ def _execute(target: str, case: Case, model: Model, device: Device, plan: Plan) 
                 built.reset()
             findings, status = _run_path(ctx, built, path, rejects=path in plan.invalid_on)
             if findings:
-                return verdict_of(findings, target, **ctx.extras)
+                return verdict_of(_accepted_invalid_model(model, status_and_flags, p) or findings, target, **ctx.extras)
             statuses[path] = status
     finally:
         built.close()
     if ctx.reference is not None and ctx.reference.unspecified:
         finding = judge_paths_agree(statuses)
         if finding is not None:
-            return verdict_of([finding], target, **ctx.extras)
+            return verdict_of(_accepted_invalid_model(model, status_and_flags, p) or [finding], target, **ctx.extras)
     return verdict_of([], target, **ctx.extras)
+
+
+def _accepted_invalid_model(model: Model, status_and_flags: tuple[ErrorStatus, list[bool]], p: Preparation) -> list:
+    """[the invalid-model finding] when the reference validator rejects the model the driver accepted, else [].
+
+    Generated models are valid by construction, but a minimized or hand-edited case may not be: judging the
+    executions of an invalid model would charge the driver with the wrong rule (and let a minimizer drift from one
+    bug to another under one signature). Checked only once something failed.
+    """
+    violations = validate_model(model)
+    if not violations:
+        return []
+    status, flags = status_and_flags
+    finding = judge_model_rejected(status, flags, p.launch, p.status, p.prepared)
+    if finding is None:
+        return []
+    first = violations[0]
+    return [Finding(finding.rule, finding.title, f"the reference validator says {first.v}: {first.message}")]
 
 
 def _paths_for(case: Case, model: Model, plan: Plan) -> list[str]:

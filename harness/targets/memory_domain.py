@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness import ops
 from harness.case import model_from_json, pack, pool_from_json, to_json_values, unpack
 from harness.gen._draw import chance, weighted
 from harness.gen.models import GeneratedModel, ModelConfig, generate_model
@@ -95,7 +94,7 @@ from harness.targets._common import (
     supported_operations,
 )
 from harness.targets.base import Case, register_target
-from harness.targets.execution import inputs_to_json
+from harness.targets.execution import inputs_to_json, quantized_operations, unspecified_outputs
 
 # --- Rules ----------------------------------------------------------------------------------------------------------
 
@@ -587,6 +586,7 @@ class Content:
     value: np.ndarray | None
     exact: bool
     relaxed: bool = False
+    quantized_operations: int = 1  # of the model that computed it (the random-graph criterion for quantized values)
 
 
 @dataclass
@@ -897,7 +897,13 @@ class _Session:
                 if actual.tobytes() != np.ascontiguousarray(content.value).tobytes():
                     return Finding(COPY_ROUND_TRIPS, f"{what} gave back other bytes than were written", b.describe())
             else:
-                comparison = compare(content.value, actual, b.operand_type, content.relaxed)
+                comparison = compare(
+                    content.value,
+                    actual,
+                    b.operand_type,
+                    content.relaxed,
+                    quantized_operations=content.quantized_operations,
+                )
                 if not comparison.ok:
                     return Finding(
                         VALUES_MATCH_REFERENCE,
@@ -1234,9 +1240,10 @@ class _Session:
             b.unsure()
         elif status == ErrorStatus.NONE and allowed:
             value = reference.outputs[out]
-            judged = out not in _unspecified_outputs(model)
+            judged = out not in unspecified_outputs(model)
             relaxed = model.relax_computation_float32_to_float16
-            b.write(Content(tuple(np.shape(value)), value if judged else None, exact=False, relaxed=relaxed))
+            steps = quantized_operations(model)
+            b.write(Content(tuple(np.shape(value)), value if judged else None, False, relaxed, steps))
         elif status == ErrorStatus.INVALID_ARGUMENT:
             b.unsure()
         else:
@@ -1260,7 +1267,8 @@ class _Session:
             expected,
             [main.operands[index].type for index in main.output_indexes],
             model.relax_computation_float32_to_float16,
-            ignore=_unspecified_outputs(model) | set(outs),
+            ignore=unspecified_outputs(model) | set(outs),
+            quantized_operations=quantized_operations(model),
         )
         if finding is None:
             return None
@@ -1288,19 +1296,6 @@ def _fits(allocated: Sequence[int], actual: Sequence[int]) -> bool | None:
     if not allocated:
         return True
     return len(allocated) == len(actual) and all(a in (0, x) for a, x in zip(allocated, actual))
-
-
-def _unspecified_outputs(model: Model) -> set[int]:
-    """Positions of main outputs whose values the HAL leaves open: produced by an operation that leaves them open
-    (catalogue hint), or computed from such a value."""
-    main = model.main
-    open_operands: set[int] = set()
-    for op in main.operations:  # operations are in execution order
-        spec = ops.get(op.type)
-        hinted = set(spec.hints.get("unspecified_outputs", ())) if spec is not None else set()
-        tainted = any(i in open_operands for i in op.inputs)
-        open_operands.update(out for k, out in enumerate(op.outputs) if tainted or k in hinted)
-    return {p for p, index in enumerate(main.output_indexes) if index in open_operands}
 
 
 def _copy_to_statuses(state: str, size_ok: bool | None) -> frozenset[ErrorStatus]:

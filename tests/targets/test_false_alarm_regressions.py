@@ -37,6 +37,10 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # avgpool-quant-tie: a quant8 AVERAGE_POOL_2D whose window averages to an exact half step (109.5), then
     # DEQUANTIZE: the fixed-point driver rounds the tie up, the float64 reference lands below it by noise, and the
     # float32 output cannot absorb one quantization step (an edge found by the probe's quantization nudge).
+    # memory_domain-quant8-chain: a quant8 TRANSPOSE_CONV_2D then MUL written into a driver buffer, off by 2 when
+    # read back: the buffer's values get the random-graph criterion of their model like any output.
+    # tanh-output-zero-point: a minimized case whose quant8 TANH output has zero point 0 where the HAL fixes 128;
+    # the driver used to accept such models (it now refuses them, V10.fixed_output_quantization).
     case = Case.from_json(json.loads(path.read_text()))
     verdict = TARGETS[case.target].run(case, create_device(faults=[]))
     assert verdict.ok, f"{verdict.rule}: {verdict.title}: {verdict.details}"
@@ -106,3 +110,17 @@ def test_the_stability_probe_pushes_quantization_ties_both_ways() -> None:
     assert run_model(model, [plain], perturbation=-1).outputs[0].item() == pytest.approx(
         run_model(model, [plain], perturbation=1).outputs[0].item(), rel=1e-5
     )
+
+
+def test_an_accepted_invalid_model_is_charged_as_such_not_as_an_accuracy_failure(monkeypatch) -> None:
+    # With the driver's check of fixed output quantization taken out, the driver accepts the invalid TANH model
+    # and computes something: the verdict names the acceptance, with the reference validator's reason.
+    import driver_under_test.validation.model as driver_model_validation
+
+    monkeypatch.setattr(driver_model_validation, "check_fixed_output_quantization", lambda *args: None)
+    path = Path(__file__).parent / "false_alarms" / "execution-tanh-output-zero-point.json"
+    case = Case.from_json(json.loads(path.read_text()))
+    verdict = TARGETS[case.target].run(case, create_device(faults=[]))
+    assert not verdict.ok
+    assert verdict.rule == "status.invalid_model_rejected", verdict.rule
+    assert "scale/zeroPoint must be" in verdict.details
