@@ -131,6 +131,8 @@ class Finding:
     title: str
     details: str = ""
     path: str | None = None  # the execution path it was seen on, if any
+    output: int | None = None  # the main output it concerns, if one
+    locus: str = ""  # where in the input it broke (e.g. "TANH": the operation writing that output), for signatures
 
 
 def _name(status: object) -> str:
@@ -436,7 +438,8 @@ def judge_outputs(
         # Only a failure needs the counts and the worst element, for its report.
         comparison = compare(e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations)
         rule = OUTPUTS_MATCH_REFERENCE if comparison.shape_message else ACCURACY[comparison.accuracy_class]
-        return Finding(rule, f"{path}: output {i} differs from the reference", comparison.describe(), path=path)
+        title = f"{path}: output {i} differs from the reference"
+        return Finding(rule, title, comparison.describe(), path=path, output=i)
     return None
 
 
@@ -481,7 +484,13 @@ def verdict_of(findings: Sequence[Finding], target: str, **extras: object) -> Ve
     if len(findings) > 1:
         extras["also"] = [f"[{f.rule}] {f.title}" for f in findings[1:]]
     return Verdict(
-        Outcome.FAILURE, rule=first.rule, title=first.title, details=first.details, target=target, extras=extras
+        Outcome.FAILURE,
+        rule=first.rule,
+        title=first.title,
+        details=first.details,
+        target=target,
+        extras=extras,
+        locus=first.locus,
     )
 
 

@@ -56,6 +56,9 @@ class Verdict:
     target: str = ""
     frames: tuple[str, ...] = ()  # top driver frames (file:function) of a traceback, when there is one
     extras: dict = field(default_factory=dict)
+    # Where in the input the rule broke, for findings without frames (an accuracy failure names the operation
+    # writing the failing output): without it, every wrong value of one type would be one finding.
+    locus: str = ""
 
     def __post_init__(self) -> None:
         if self.outcome != Outcome.SUCCESS and not self.rule:
@@ -68,8 +71,11 @@ class Verdict:
 
     @property
     def signature(self) -> str:
-        """Deduplication key: outcome, rule and the top driver frames."""
-        key = "|".join([self.outcome.value, self.rule or "", *self.frames[:3]])
+        """Deduplication key: outcome, rule and the top driver frames (the locus when there are none)."""
+        parts = [self.outcome.value, self.rule or "", *self.frames[:3]]
+        if self.locus and not self.frames:
+            parts.append(f"locus={self.locus}")
+        key = "|".join(parts)
         return hashlib.sha256(key.encode()).hexdigest()[:16]
 
     def to_json(self) -> dict:
@@ -83,6 +89,7 @@ class Verdict:
             "frames": list(self.frames),
             "signature": self.signature,
             "extras": self.extras,
+            "locus": self.locus,
         }
 
 

@@ -134,4 +134,5 @@ def verdict_from_json(d: Mapping) -> Verdict:
         target=d.get("target", ""),
         frames=tuple(d.get("frames", ())),
         extras=dict(d.get("extras") or {}),
+        locus=str(d.get("locus", "")),
     )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -63,6 +63,7 @@ from harness.targets._common import (
 )
 from harness.targets.base import Case, register_target
 
+_OP_NAMES = {int(o): o.name for o in OperationType}
 # A deadline this far away cannot be missed by a small execution: it is judged like no deadline.
 FAR_DEADLINE_NS = 10_000_000_000
 # No deadline mostly; now and then one already passed (MISSED_DEADLINE_*) or one far away (like none).
@@ -291,7 +292,21 @@ def _judge_valid(ctx: _Context, path: str, outcome: object, built: BuiltRequest)
         # threshold sits on an edge): no implementation can be judged on these outputs.
         ctx.extras["ill_conditioned"] = finding.title
         return []
+    if finding is not None and finding.output is not None:
+        finding = replace(finding, locus=output_producer(ctx.model, finding.output))
     return [finding] if finding else []
+
+
+def output_producer(model: Model, position: int) -> str:
+    """The type name of the operation of main that writes main output `position` ("" if none does)."""
+    main = model.main
+    if not 0 <= position < len(main.output_indexes):
+        return ""
+    index = main.output_indexes[position]
+    for op in main.operations:
+        if index in op.outputs:
+            return _OP_NAMES.get(int(op.type), str(op.type))
+    return ""
 
 
 # The stability check nudges every float result by one epsilon of its type (about an ULP): the per-step
