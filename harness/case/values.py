@@ -27,14 +27,14 @@ def _storage_dtypes() -> dict[int, np.dtype]:
 
 
 # numpy_dtype builds a new dtype object per call; values are packed and unpacked per operand.
-_DTYPES = _storage_dtypes()
+STORAGE_DTYPES: dict[int, np.dtype] = _storage_dtypes()  # per operand type that has element storage
 # (min, max) of each integer dtype, as np.iinfo gives them.
-_INT_BOUNDS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in _DTYPES.values() if d.kind in "iu"}
+_INT_BOUNDS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in STORAGE_DTYPES.values() if d.kind in "iu"}
 
 
 def storage_dtype(operand_type: int) -> np.dtype:
     """numpy_dtype(operand_type), without building a new dtype object for the HAL's types."""
-    dtype = _DTYPES.get(operand_type)
+    dtype = STORAGE_DTYPES.get(operand_type)
     return dtype if dtype is not None else numpy_dtype(operand_type)
 
 

@@ -19,11 +19,12 @@ import numpy as np
 from harness import ops
 from harness.gen import _values as V
 from harness.gen._graph import CONSTANT_LIFETIMES, Gen, GenOperand, Graph, OpRejected, new_operand
-from harness.gen._op import KERNEL_FAILURES, OpDraw, shape_conflict
+from harness.gen._op import KERNEL_FAILURES, OpDraw
 from harness.gen._recipes_basic import broadcastable
 from harness.hal import DataLocation, OperandLifeTime, OperandType, OperationType
 from harness.ops import KernelContext, OpSpec, Signature
 from harness.ops.common import silences_warnings
+from harness.reference.executor import shape_conflicts
 
 L = OperandLifeTime
 T = OperandType
@@ -229,7 +230,7 @@ def evaluate(gen: Gen, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarra
         for i, r in zip(outs, results):
             operand = graph.operands[i]
             value = np.asarray(r).astype(operand.value.dtype) if operand.value is not None else np.asarray(r)
-            if shape_conflict(operand.op.dimensions, tuple(value.shape)):
+            if shape_conflicts(operand.op.dimensions, tuple(value.shape)):
                 raise OpRejected("subgraph result conflicts with its dimensions")
             if value.dtype.kind == "f" and value.size:
                 # Finite and within max_abs_value in one reduction, as OpDraw._accept checks results.

@@ -31,6 +31,7 @@ from harness.hal import (
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import Arg, KernelContext, OpSpec, ShapeContext, Signature
 from harness.ops.common import ExecutionError, UnspecifiedResult, silences_warnings
+from harness.reference.executor import shape_conflicts
 
 L = OperandLifeTime
 T = OperandType
@@ -154,18 +155,6 @@ def operand_shape(op: Operand) -> tuple[int, ...] | None:
     if is_scalar_type(op.type):
         return ()
     return tuple(op.dimensions) if op.dimensions else None
-
-
-def shape_conflict(declared: Sequence[int], actual: tuple[int, ...]) -> bool:
-    """True when an actual shape contradicts declared dimensions (0 = unknown, empty = unknown rank)."""
-    if not declared:
-        return False
-    if len(declared) != len(actual):
-        return True
-    for d, a in zip(declared, actual):
-        if d and d != a:
-            return True
-    return False
 
 
 class OpDraw:
@@ -689,7 +678,7 @@ class OpDraw:
             o.value = value if value.flags.c_contiguous else np.array(value)
             actual = value.shape
             declared = self._declared(static, actual, t)
-            if shape_conflict(declared, actual):
+            if shape_conflicts(declared, actual):
                 raise OpRejected("declared dimensions conflict with the result")
             o.op.dimensions = declared
         self.graph.add_operation(self.op_type, inputs, outputs)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness import ops
-from harness.case.values import constant_bytes, constant_value
+from harness.case.values import STORAGE_DTYPES, constant_bytes, constant_value, storage_dtype
 from harness.hal import (
     LOOP_TIMEOUT_DEFAULT_NS,
     LOOP_TIMEOUT_MAXIMUM_NS,
@@ -23,13 +23,11 @@ from harness.hal import (
     Model,
     Operand,
     OperandLifeTime,
-    OperandType,
     Operation,
     OperationType,
     OutputShape,
     Subgraph,
     element_size,
-    numpy_dtype,
 )
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import KernelContext, LoopTimeoutError
@@ -67,6 +65,7 @@ class _ExecutionFailed(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
 
 # Relative nudge of a value about to be quantized, per unit of perturbation: far above float64 noise (1e-16) so a
 # tie is pushed to one side, far below a quantization step (at least 1 / 65536 of the value) so nothing else moves.
@@ -239,7 +238,7 @@ class _Runner:
         for position, (index, result) in enumerate(zip(operation.outputs, results)):
             operand = operands[index]
             value = _stored(operand, result)
-            if operand.type not in SCALAR_TYPES and _conflicts(operand.dimensions, value.shape):
+            if operand.type not in SCALAR_TYPES and shape_conflicts(operand.dimensions, value.shape):
                 conflict = _shape_conflict(operand.dimensions, value.shape)
                 raise _ExecutionFailed(
                     ErrorStatus.GENERAL_FAILURE,
@@ -313,25 +312,6 @@ _COMPUTED = frozenset(
 _WHILE = OperationType.WHILE
 
 
-def _dtypes() -> dict[int, np.dtype]:
-    dtypes = {}
-    for operand_type in OperandType:
-        try:
-            dtypes[int(operand_type)] = numpy_dtype(operand_type)
-        except ValueError:
-            continue  # no element storage (SUBGRAPH, OEM)
-    return dtypes
-
-
-# Stored dtype of every operand type that has one (numpy_dtype builds a dtype object on every call).
-_DTYPES = _dtypes()
-
-
-def _stored_dtype(operand_type: int) -> np.dtype:
-    dtype = _DTYPES.get(operand_type)
-    return numpy_dtype(operand_type) if dtype is None else dtype  # numpy_dtype raises the error
-
-
 def _plain_constant(model: Model, operand: Operand) -> np.ndarray | None:
     """The value of a constant of a stored type and fully specified dimensions whose location holds exactly its
     bytes, as harness.case.constant_value decodes it; None for anything else (left to constant_value).
@@ -339,7 +319,7 @@ def _plain_constant(model: Model, operand: Operand) -> np.ndarray | None:
     Nearly every constant is one of these; decoding them here skips the general reader's repeated size and dtype
     lookups and one of its copies.
     """
-    dtype = _DTYPES.get(operand.type)
+    dtype = STORAGE_DTYPES.get(operand.type)
     if dtype is None:
         return None
     dims = operand.dimensions
@@ -362,12 +342,12 @@ def _input_value(
     """An input value in the operand's stored dtype, checked against the operand's known dimensions."""
     if value is None:
         return None
-    array = np.asarray(value).astype(_stored_dtype(operand.type), copy=False)
+    array = np.asarray(value).astype(storage_dtype(operand.type), copy=False)
     if operand.type in SCALAR_TYPES:
         if array.size != 1:
             raise _ExecutionFailed(status, f"{where}input {position}: scalar with {array.size} values")
         return array.reshape(())
-    if _conflicts(operand.dimensions, array.shape):
+    if shape_conflicts(operand.dimensions, array.shape):
         raise _ExecutionFailed(status, f"{where}input {position}: {_shape_conflict(operand.dimensions, array.shape)}")
     return array
 
@@ -375,7 +355,7 @@ def _input_value(
 def _stored(operand: Operand, result: np.ndarray) -> np.ndarray:
     """A kernel result in the operand's stored dtype (scalars as 0-d arrays)."""
     array = np.asarray(result)
-    dtype = _stored_dtype(operand.type)
+    dtype = storage_dtype(operand.type)
     if array.dtype is not dtype and array.dtype != dtype:
         array = array.astype(dtype)
     if operand.type in SCALAR_TYPES and array.shape != ():
@@ -383,7 +363,7 @@ def _stored(operand: Operand, result: np.ndarray) -> np.ndarray:
     return array
 
 
-def _conflicts(declared: Sequence[int], actual: tuple[int, ...]) -> bool:
+def shape_conflicts(declared: Sequence[int], actual: tuple[int, ...]) -> bool:
     """True when an actual shape contradicts declared dimensions (0 = unknown, empty = unknown rank)."""
     if not declared:
         return False
