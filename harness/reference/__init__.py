@@ -34,3 +34,7 @@ from harness.reference.executor import (  # noqa: E402  (appended: the executor'
 )
 
 __all__ += ["NoKernelError", "ReferenceResult", "judge_output_sizes", "missing_kernels", "run_model"]
+
+from harness.reference._names import operation_name  # noqa: E402  (readable names for reports)
+
+__all__ += ["operation_name"]

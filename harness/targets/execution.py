@@ -47,7 +47,7 @@ from harness.oracle.rules import (
 )
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS, ExecutionArgs
-from harness.reference import ReferenceResult, judge_output_sizes, run_model, validate_model
+from harness.reference import ReferenceResult, judge_output_sizes, operation_name, run_model, validate_model
 from harness.reference.validator import validate_fenced_request, validate_request
 from harness.targets._common import (
     DEFAULT_TIMEOUT_S,
@@ -63,7 +63,6 @@ from harness.targets._common import (
 )
 from harness.targets.base import Case, register_target
 
-_OP_NAMES = {int(o): o.name for o in OperationType}
 # A deadline this far away cannot be missed by a small execution: it is judged like no deadline.
 FAR_DEADLINE_NS = 10_000_000_000
 # No deadline mostly; now and then one already passed (MISSED_DEADLINE_*) or one far away (like none).
@@ -170,9 +169,8 @@ def execute_case(target: str, case: Case, device: Device, plan: Plan) -> Verdict
 
 
 def _execute(target: str, case: Case, model: Model, device: Device, plan: Plan) -> Verdict:
-    status, flags = supported_operations(device, model)
-    status_and_flags = (status, flags)
-    finding = judge_supported_operations(status, flags, len(model.main.operations))
+    supported, flags = supported_operations(device, model)
+    finding = judge_supported_operations(supported, flags, len(model.main.operations))
     prepared = None
     p = None
     if finding is None:
@@ -197,18 +195,18 @@ def _execute(target: str, case: Case, model: Model, device: Device, plan: Plan) 
                 built.reset()
             findings, status = _run_path(ctx, built, path, rejects=path in plan.invalid_on)
             if findings:
-                return verdict_of(_accepted_invalid_model(model, status_and_flags, p) or findings, target, **ctx.extras)
+                return verdict_of(_accepted_invalid_model(model, supported, flags, p) or findings, target, **ctx.extras)
             statuses[path] = status
     finally:
         built.close()
     if ctx.reference is not None and ctx.reference.unspecified:
         finding = judge_paths_agree(statuses)
         if finding is not None:
-            return verdict_of(_accepted_invalid_model(model, status_and_flags, p) or [finding], target, **ctx.extras)
+            return verdict_of(_accepted_invalid_model(model, supported, flags, p) or [finding], target, **ctx.extras)
     return verdict_of([], target, **ctx.extras)
 
 
-def _accepted_invalid_model(model: Model, status_and_flags: tuple[ErrorStatus, list[bool]], p: Preparation) -> list:
+def _accepted_invalid_model(model: Model, status: ErrorStatus, flags: list[bool], p: Preparation) -> list:
     """[the invalid-model finding] when the reference validator rejects the model the driver accepted, else [].
 
     Generated models are valid by construction, but a minimized or hand-edited case may not be: judging the
@@ -218,7 +216,6 @@ def _accepted_invalid_model(model: Model, status_and_flags: tuple[ErrorStatus, l
     violations = validate_model(model)
     if not violations:
         return []
-    status, flags = status_and_flags
     finding = judge_model_rejected(status, flags, p.launch, p.status, p.prepared)
     if finding is None:
         return []
@@ -305,7 +302,7 @@ def output_producer(model: Model, position: int) -> str:
     index = main.output_indexes[position]
     for op in main.operations:
         if index in op.outputs:
-            return _OP_NAMES.get(int(op.type), str(op.type))
+            return operation_name(op.type)
     return ""
 
 

@@ -43,19 +43,22 @@ def test_a_planted_bug_is_one_minimized_finding_that_the_next_campaign_without_i
     assert report["totals"]["findings"] == {"new": 1, "reproducing": 0, "fixed": 0}
 
     # Stored once: raw input, readable case, traceback, repro command; the case reduced to what the bug needs
-    # (the fault wraps sums of three or more values that start with 7 and reach 256).
+    # (the fault wraps sums of three or more values that start with 7 and reach 256): no value can go.
     folder = tmp_path / "night1" / "findings" / signature
     assert {"input.bin", "original.bin", "case.json", "traceback.txt", "finding.json"} <= set(os.listdir(folder))
     values = json.loads((folder / "case.json").read_text())["extras"]["values"]
-    assert len(values) == 3 and values[0] == 7 and sum(values) >= 256
+    assert len(values) >= 3 and values[0] == 7 and sum(values) >= 256
+    assert all(len(values) == 3 or sum(values) - v < 256 for v in values[1:])
+    # The first crashing input the fuzzer hits may already be minimal: then the stored case is that input, as is,
+    # and the bytes are the primary repro; otherwise the reduced case is.
     info = json.loads((folder / "finding.json").read_text())
-    # The first crashing input the fuzzer hits may already be [7, a, b]: then there is nothing to reduce.
     original = decode_bytes(toy.TARGET, (folder / "original.bin").read_bytes())
     assert original is not None and original.extras["values"][0] == 7
-    reducible = len(original.extras["values"]) > 3
-    assert info["minimized"] == ("structural" if reducible else "none")
+    stored = json.loads((folder / "case.json").read_text())
+    assert info["minimized"] == ("none" if stored == original.to_json() else "structural")
+    primary = "case.json" if info["minimized"] == "structural" else "input.bin"
     assert info["repro"].startswith("nnfuzz repro ")
-    assert info["repro"].endswith(f"case.json --target {toy.TARGET_REF} --driver {toy.SPEC} --faults sum_wraps")
+    assert info["repro"].endswith(f"{primary} --target {toy.TARGET_REF} --driver {toy.SPEC} --faults sum_wraps")
     assert (
         main_repro(
             [str(folder / "case.json"), "--target", toy.TARGET_REF, "--driver", toy.SPEC, "--faults", "sum_wraps"]
