@@ -9,7 +9,7 @@ from harness.case.conformance import (
     vector_files,
 )
 from harness.case.files import dump_case, load_case
-from harness.case.json_model import CaseFormatError, model_from_json, model_to_json
+from harness.case.json_model import CaseFormatError, model_from_json, model_to_json, pools_from_json
 from harness.case.pools import pool_from_json, pool_to_json
 from harness.case.values import constant_value, normalize_values, pack, to_json_values, unpack
 
@@ -29,6 +29,7 @@ __all__ = [
     "pack",
     "pool_from_json",
     "pool_to_json",
+    "pools_from_json",
     "to_json_values",
     "unpack",
     "vector_files",

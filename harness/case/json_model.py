@@ -19,6 +19,8 @@ CONSTANT_COPY operand; their "value" is then informational. CONSTANT_REFERENCE o
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import IntEnum
 
 from harness.case.pools import pool_from_json, pool_to_json
@@ -216,9 +218,20 @@ class _ModelReader:
             raise CaseFormatError(f"CONSTANT_REFERENCE operand {index}: {e}") from None
 
 
+@contextmanager
+def _format_errors() -> Iterator[None]:
+    """Any error reading malformed JSON surfaces as a CaseFormatError."""
+    try:
+        yield
+    except CaseFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise CaseFormatError(f"invalid model JSON: {type(e).__name__}: {e}") from e
+
+
 def model_from_json(d: dict) -> Model:
     """A hal.Model built from its case-format JSON (new zero-filled pools hold the CONSTANT_REFERENCE values)."""
-    try:
+    with _format_errors():
         reader = _ModelReader(d)
         main = reader.subgraph(d)
         referenced = [reader.subgraph(s) for s in d.get("referenced", [])]
@@ -232,10 +245,21 @@ def model_from_json(d: dict) -> Model:
                 ExtensionNameAndPrefix(str(e["name"]), int(e["prefix"])) for e in d.get("extensionNameToPrefix", [])
             ],
         )
-    except CaseFormatError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise CaseFormatError(f"invalid model JSON: {type(e).__name__}: {e}") from e
+
+
+def pools_from_json(d: dict) -> list[Memory]:
+    """The pools model_from_json(d) builds: new, zero-filled, holding every CONSTANT_REFERENCE value."""
+    with _format_errors():
+        reader = _ModelReader(d)
+        for subgraph in [d, *d.get("referenced", [])]:
+            for index, od in enumerate(subgraph.get("operands", [])):
+                lifetime = _enum_from_json(OperandLifeTime, od["lifetime"], "lifetime")
+                if lifetime != OperandLifeTime.CONSTANT_REFERENCE:
+                    continue
+                raw = reader.value_bytes(index, od, _enum_from_json(OperandType, od["type"], "operand type"))
+                if raw is not None:
+                    reader.write_reference(index, _location_from_json(od.get("location", {}), len(raw)), raw)
+        return reader.pools
 
 
 def _copy_layout_is_canonical(model: Model, copies: dict[int, bytes | None] | None = None) -> bool:

@@ -232,7 +232,7 @@ def _consumer_count_wrong(model: Model, source: Source) -> Model:
 
 def _retype(o: Operand, new_type: int) -> None:
     """Give an operand another type, with a scale and zero point valid for it (so only the type is wrong)."""
-    o.type = new_type
+    o.type = T(new_type)  # a HAL type, as the case JSON gives it back
     if new_type in _SCALED:
         o.scale = o.scale if o.scale > 0 else 0.5
         lo, hi = ZERO_POINT_RANGES[new_type]

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
 from harness.gen.source import Source
-from harness.hal import Device
+from harness.hal import Device, Model
 from harness.oracle.verdict import Verdict
 
 CASE_FORMAT_VERSION = 1
@@ -39,6 +39,23 @@ class Case:
     expect: dict = field(default_factory=dict)
     extras: dict = field(default_factory=dict)
     version: int = CASE_FORMAT_VERSION
+
+    def attach_model(self, model: Model) -> Case:
+        """This case, holding the hal.Model its `model` JSON was made from, for one run in this process to use.
+
+        Decoding builds that model anyway; handing it over spares run the conversion back from JSON. It must be
+        the model `model_from_json(self.model)` gives (the target's tests check it), so that what ran is what the
+        stored JSON replays.
+        """
+        self.__dict__["_attached"] = (self.model, model)
+        return self
+
+    def take_model(self) -> Model | None:
+        """The attached hal.Model, once (the caller then owns its pools); None when there is none to take."""
+        attached = self.__dict__.pop("_attached", None)
+        if attached is None or attached[0] is not self.model:  # a case given other JSON since runs that JSON
+            return None
+        return attached[1]
 
     def to_json(self) -> dict:
         """A JSON-ready dict."""

@@ -8,9 +8,9 @@ leave the model valid is never reported as a driver failure.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from harness.case import model_from_json, model_to_json
+from harness.case import model_from_json, model_to_json, pools_from_json
 from harness.gen.models import ModelConfig, generate_model
 from harness.gen.mutations import apply_random
 from harness.gen.source import Source
@@ -55,22 +55,24 @@ class ValidationTarget:
         kind = source.choice(self.kinds)
         execution = {"preference": DEFAULT_PREFERENCE, "priority": DEFAULT_PRIORITY}
         if kind == "valid":
-            return Case(self.name, generated.model_json, execution=execution, expect={"valid": True})
+            case = Case(self.name, generated.model_json, execution=execution, expect={"valid": True})
+            return case.attach_model(generated.model)
         if kind == "model":
             mutation, mutated = apply_random("model", generated.model, source)
             model_json = model_to_json(mutated)
+            model = _as_json_replays(mutated, model_json)
             close_model_pools(mutated)
+            generated.close()
         else:
             mutation, arguments = apply_random("preparation", None, source)
             execution.update(_preparation_arguments(arguments))
-            model_json = generated.model_json
-        generated.close()
+            model_json, model = generated.model_json, generated.model
         expect = {"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v}
-        return Case(self.name, model_json, execution=execution, expect=expect)
+        return Case(self.name, model_json, execution=execution, expect=expect).attach_model(model)
 
     def run(self, case: Case, device: Device) -> Verdict:
         """getSupportedOperations and prepareModel on the case's model, judged against its expectation."""
-        model = model_from_json(case.model)
+        model = case.take_model() or model_from_json(case.model)
         try:
             return guarded(self.name, lambda: self._judge(case, model, device))
         finally:
@@ -116,6 +118,11 @@ def _validator_kind(model: Model, preference: int, priority: int) -> str | None:
     if validate_preparation(preference, priority):
         return "preparation"
     return None
+
+
+def _as_json_replays(mutated: Model, model_json: dict) -> Model:
+    """The mutated model with the pools its JSON describes (bytes it no longer refers to are not kept)."""
+    return replace(mutated, pools=pools_from_json(model_json))
 
 
 def _preparation_arguments(arguments: object) -> dict:

@@ -7,15 +7,18 @@ import json
 import pytest
 
 from driver_under_test import create_device
+from harness.case import model_from_json
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
 from harness.hal import OperandType
 from harness.oracle.verdict import Outcome
 from harness.targets import TARGETS
+from harness.targets._common import close_model_pools
 from harness.targets.base import Case
 from harness.targets.validation import ValidationTarget
 from tests.targets import fakes
 from tests.targets.cases import add_model, validation_case, with_bad_scale
+from tests.targets.model_view import driver_view
 
 TARGET = TARGETS["validation"]
 
@@ -112,3 +115,32 @@ def test_decoding_is_deterministic() -> None:
         except GenerationRejected:
             continue
         assert TARGET.decode(RandomSource(seed)).dumps() == first
+
+
+def test_the_model_decode_hands_to_run_is_the_one_its_json_replays() -> None:
+    compared = 0
+    for seed in range(300):
+        try:
+            case = TARGET.decode(RandomSource(seed))
+        except GenerationRejected:
+            continue
+        attached = case.take_model()
+        assert attached is not None
+        rebuilt = model_from_json(case.model)
+        try:
+            assert driver_view(attached) == driver_view(rebuilt), (seed, case.expect)
+        finally:
+            close_model_pools(attached)
+            close_model_pools(rebuilt)
+        compared += 1
+    assert compared > 250
+
+
+def test_an_attached_model_is_taken_once_and_only_for_the_json_it_came_with() -> None:
+    case = TARGET.decode(RandomSource(3))
+    model = case.take_model()
+    assert model is not None and case.take_model() is None
+    close_model_pools(model)
+    other = TARGET.decode(RandomSource(3))
+    other.model = json.loads(json.dumps(other.model))
+    assert other.take_model() is None
