@@ -98,11 +98,10 @@ def apply_random(kind: Kind | str, subject: Any, source: Source) -> tuple[Mutati
     The rule is drawn first and its form second, so that rules with many forms are not drawn more often.
     GenerationRejected when no mutation of this kind applies to the subject.
     """
-    by_rule: dict[str, list[Mutation]] = {}
-    for m in mutations_for(kind):
-        by_rule.setdefault(m.v, []).append(m)
-    # Sorted once; dropping a rule from the sorted list keeps it equal to sorting what is left (a stable sort).
-    rules = sorted(by_rule, key=_rule_order)
+    forms_by_rule, sorted_rules = _rule_table(kind)
+    by_rule = {rule: list(forms) for rule, forms in forms_by_rule.items()}  # emptied as forms are tried
+    # Dropping a rule from the sorted list keeps it equal to sorting what is left (a stable sort).
+    rules = list(sorted_rules)
     while rules:
         rule = source.choice(rules)
         forms = by_rule[rule]
@@ -115,6 +114,22 @@ def apply_random(kind: Kind | str, subject: Any, source: Source) -> tuple[Mutati
         except GenerationRejected:
             continue
     raise GenerationRejected(f"no {kind} mutation applies to this subject")
+
+
+# Per kind: the registry size it was built at, each rule's forms in registration order, and the rules in V order.
+_RULE_TABLES: dict[str, tuple[int, dict[str, tuple[Mutation, ...]], tuple[str, ...]]] = {}
+
+
+def _rule_table(kind: Kind | str) -> tuple[dict[str, tuple[Mutation, ...]], tuple[str, ...]]:
+    """The mutations of a kind grouped by rule, and the rules in V order (rebuilt when the registry grows)."""
+    table = _RULE_TABLES.get(kind)
+    if table is None or table[0] != len(MUTATIONS):
+        grouped: dict[str, list[Mutation]] = {}
+        for m in mutations_for(kind):
+            grouped.setdefault(m.v, []).append(m)
+        forms = {rule: tuple(ms) for rule, ms in grouped.items()}
+        table = _RULE_TABLES[kind] = (len(MUTATIONS), forms, tuple(sorted(forms, key=_rule_order)))
+    return table[1], table[2]
 
 
 def _rule_order(v: str) -> int:
