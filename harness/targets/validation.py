@@ -14,7 +14,7 @@ from harness.case import model_from_json, model_to_json, pools_from_json
 from harness.gen.models import ModelConfig, generate_model
 from harness.gen.mutations import apply_random
 from harness.gen.source import Source
-from harness.hal import Device, Model
+from harness.hal import Device, Model, OperandLifeTime
 from harness.oracle.rules import (
     Finding,
     judge_model_rejected,
@@ -58,11 +58,14 @@ class ValidationTarget:
             case = Case(self.name, generated.model_json, execution=execution, expect={"valid": True})
             return case.attach_model(generated.model)
         if kind == "model":
-            mutation, mutated = apply_random("model", generated.model, source)
-            model_json = model_to_json(mutated)
-            model = _as_json_replays(mutated, model_json)
-            close_model_pools(mutated)
-            generated.close()
+            mutation, model = apply_random("model", generated.model, source)
+            model_json = model_to_json(model)
+            if not _pools_as_generated(generated.model, model):
+                # Bytes the mutation left unreferenced would survive in the old pools but not in the JSON.
+                old = model
+                model = replace(old, pools=pools_from_json(model_json))
+                close_model_pools(old)
+                generated.close()
         else:
             mutation, arguments = apply_random("preparation", None, source)
             execution.update(_preparation_arguments(arguments))
@@ -120,9 +123,25 @@ def _validator_kind(model: Model, preference: int, priority: int) -> str | None:
     return None
 
 
-def _as_json_replays(mutated: Model, model_json: dict) -> Model:
-    """The mutated model with the pools its JSON describes (bytes it no longer refers to are not kept)."""
-    return replace(mutated, pools=pools_from_json(model_json))
+def _pools_as_generated(original: Model, mutated: Model) -> bool:
+    """True when the mutated model has the generated pools and refers to the same regions of them.
+
+    The generated pools hold exactly the values their CONSTANT_REFERENCE operands refer to (zeros elsewhere), as
+    the pools model_from_json builds; mutations never write into pools, so the same regions mean the same pools.
+    """
+    if len(original.pools) != len(mutated.pools) or any(p is not q for p, q in zip(original.pools, mutated.pools)):
+        return False
+    return _reference_regions(original) == _reference_regions(mutated)
+
+
+def _reference_regions(model: Model) -> set[tuple[int, int, int]]:
+    """(pool, offset, length) of every CONSTANT_REFERENCE operand."""
+    return {
+        (o.location.pool_index, o.location.offset, o.location.length)
+        for graph in (model.main, *model.referenced)
+        for o in graph.operands
+        if o.lifetime == OperandLifeTime.CONSTANT_REFERENCE
+    }
 
 
 def _preparation_arguments(arguments: object) -> dict:
