@@ -18,7 +18,7 @@ import numpy as np
 
 from harness import ops
 from harness.gen import _values as V
-from harness.gen._graph import CONSTANT_LIFETIMES, Gen, GenOperand, Graph, OpRejected, new_operand
+from harness.gen._graph import CONSTANT_LIFETIMES, Gen, GenOperand, Graph, OpRejected
 from harness.gen._op import KERNEL_FAILURES, OpDraw
 from harness.gen._recipes_basic import broadcastable
 from harness.hal import DataLocation, OperandLifeTime, OperandType, OperationType
@@ -31,6 +31,7 @@ T = OperandType
 O = OperationType
 
 CONTROL_FLOW_OPS = frozenset({int(O.IF), int(O.WHILE)})
+_max = np.maximum.reduce  # what np.max and x.max() dispatch to
 MAX_ITERATIONS = 3
 
 _FLOATS = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
@@ -132,7 +133,7 @@ def _chain(gen: Gen, sub: Graph, x: GenOperand, plain: tuple[int, ...]) -> GenOp
 def _sub_input(sub: Graph, template: GenOperand) -> GenOperand:
     """A subgraph input matching an operand of the calling graph (same value for drawing)."""
     op = template.op
-    g = new_operand(
+    g = GenOperand(
         template.type,
         list(op.dimensions),
         L.SUBGRAPH_INPUT,
@@ -145,7 +146,7 @@ def _sub_input(sub: Graph, template: GenOperand) -> GenOperand:
 
 
 def _subgraph_ref(index: int) -> GenOperand:
-    g = new_operand(T.SUBGRAPH, [], L.SUBGRAPH, None)
+    g = GenOperand(T.SUBGRAPH, [], L.SUBGRAPH, None)
     g.op.location = DataLocation(0, index, 0)
     return g
 
@@ -170,7 +171,7 @@ def _new_value(gen: Gen, operand_type: int, shape: tuple[int, ...], value: np.nd
         lifetime = L.CONSTANT_REFERENCE if gen.chance(gen.cfg.reference_probability) else L.CONSTANT_COPY
     else:
         lifetime = L.SUBGRAPH_INPUT
-    return new_operand(operand_type, list(shape), lifetime, value, scale, zero_point)
+    return GenOperand(operand_type, list(shape), lifetime, value, scale, zero_point)
 
 
 def _data_value(gen: Gen, main: Graph, plain: tuple[int, ...]) -> GenOperand:
@@ -185,7 +186,7 @@ def _data_value(gen: Gen, main: Graph, plain: tuple[int, ...]) -> GenOperand:
             and 0 < g.value.size <= gen.cfg.max_elements
             # The largest magnitude of a float value is that of its min or max (the extent is cached).
             and (g.type not in _FLOATS or max(-g.extent()[0], g.extent()[1]) <= 10.0)
-            and (g.type != T.TENSOR_INT32 or float(np.max(np.abs(g.value))) <= 100)
+            and (g.type != T.TENSOR_INT32 or float(_max(np.abs(g.value), axis=None)) <= 100)
         )
 
     def make() -> GenOperand:
@@ -201,7 +202,7 @@ def _output_like(gen: Gen, template: GenOperand, value: np.ndarray) -> GenOperan
     dims = list(value.shape)
     if dims and gen.chance(gen.cfg.unknown_dims_probability):
         dims = [0] * len(dims) if gen.src.boolean() else []
-    return new_operand(template.type, dims, L.TEMPORARY_VARIABLE, value, float(op.scale), int(op.zero_point))
+    return GenOperand(template.type, dims, L.TEMPORARY_VARIABLE, value, float(op.scale), int(op.zero_point))
 
 
 def evaluate(gen: Gen, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarray]:
@@ -234,7 +235,7 @@ def evaluate(gen: Gen, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarra
                 raise OpRejected("subgraph result conflicts with its dimensions")
             if value.dtype.kind == "f" and value.size:
                 # Finite and within max_abs_value in one reduction, as OpDraw._accept checks results.
-                top = float(np.abs(value).max())
+                top = float(_max(np.abs(value), axis=None))
                 if not (top <= gen.cfg.max_abs_value and top < math.inf):
                     raise OpRejected("subgraph result not finite")
             values[i] = value
@@ -306,11 +307,13 @@ def _draw_while(gen: Gen, main: Graph, plain: tuple[int, ...]) -> None:
     body.outputs = [y.index, step.index]
 
     values = [x0.value, counter.value, limit.value]
-    for _ in range(MAX_ITERATIONS + 1):
-        (flag_value,) = evaluate(gen, cond, values)
+    for k in range(MAX_ITERATIONS + 1):
+        # The first step runs the subgraphs on the values they were drawn with: what evaluate would compute
+        # then is what drawing computed (and checked) already.
+        (flag_value,) = evaluate(gen, cond, values) if k else (flag.value,)
         if not bool(flag_value.reshape(-1)[0]):
             break
-        produced = evaluate(gen, body, values)
+        produced = evaluate(gen, body, values) if k else [y.value, step.value]
         values = produced + values[len(produced) :]
     else:
         raise OpRejected("loop did not end")

@@ -45,6 +45,36 @@ def weighted(src: Source, table: Sequence[tuple[T, float]]) -> T:
     return live[-1][0]
 
 
+class Weights:
+    """A fixed weighted() table with its running totals worked out once: `pick` draws exactly what weighted()
+    draws from the same table (the same float sums, in the same order)."""
+
+    __slots__ = ("_items", "_bounds")
+
+    def __init__(self, table: Sequence[tuple[T, float]]) -> None:
+        live = [(item, w) for item, w in table if w > 0]
+        self._items = tuple(item for item, _ in live)
+        bounds = []
+        if len(live) > 1:
+            scale = 1000.0 / sum(w for _, w in live)
+            acc = 0.0
+            for _, w in live:
+                acc += w * scale
+                bounds.append(acc)
+        self._bounds = tuple(bounds)
+
+    def pick(self, src: Source) -> T:
+        """One item, as weighted(src, table) would choose it."""
+        items = self._items
+        if len(items) == 1:
+            return items[0]
+        pick = src.integer(0, 999)
+        for item, bound in zip(items, self._bounds):
+            if pick < bound:
+                return item
+        return items[-1]
+
+
 def raw_bytes(src: Source, n: int) -> bytes:
     """n bytes for array contents: from the source when small, else expanded from a 4-byte seed (zeros for 0)."""
     if n <= 0:

@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.gen._config import ModelConfig
 from harness.gen.source import Source
+from harness.gen.sources import RandomSource
 from harness.hal import DataLocation, Operand, OperandLifeTime, OperandType, SymmPerChannelQuantParams
 from harness.hal.sizes import SCALAR_TYPES
 
@@ -26,6 +27,8 @@ CONSTANT_LIFETIMES = frozenset({L.CONSTANT_COPY, L.CONSTANT_REFERENCE})
 # What later operations may read besides results.
 READABLE_LIFETIMES = CONSTANT_LIFETIMES | {L.SUBGRAPH_INPUT}
 _TYPES = {int(t): t for t in T}
+_min, _max = np.minimum.reduce, np.maximum.reduce
+_INTS = {t: int(t) for t in T}  # the plain int of each member (int(member) is a call)
 _LIFETIMES = {int(x): x for x in L}
 
 
@@ -34,7 +37,10 @@ class OpRejected(Exception):
 
 
 class GenOperand:
-    """An operand being generated: its HAL description (declared dimensions) and its actual value."""
+    """An operand being generated: its HAL description (declared dimensions) and its actual value.
+
+    A new one is not yet committed to a subgraph (index -1).
+    """
 
     __slots__ = (
         "op",
@@ -50,9 +56,21 @@ class GenOperand:
         "_extent",
     )
 
-    def __init__(self, op: Operand, value: np.ndarray | None) -> None:
-        self.op = op
-        self.type = int(op.type)  # the operand type (a generated operand never changes type)
+    def __init__(
+        self,
+        operand_type: int,
+        dims: list[int],
+        lifetime: int,
+        value: np.ndarray | None,
+        scale: float = 0.0,
+        zero_point: int = 0,
+        channel: SymmPerChannelQuantParams | None = None,
+    ) -> None:
+        t = _TYPES[operand_type]
+        # Positional, in Operand's field order (type, dimensions, number_of_consumers, scale, zero_point, lifetime,
+        # location, extra_params): generation creates a dozen operands per model and keywords cost a third of each.
+        self.op = Operand(t, list(dims), 0, scale, zero_point, _LIFETIMES[lifetime], DataLocation(), channel)
+        self.type = _INTS[t]  # the operand type as a plain int (a generated operand never changes type)
         self.value = value  # stored-form actual value; None for NO_VALUE and absent inputs
         self.index = -1  # position in its subgraph, set when committed
         self.produced = False  # written by an operation
@@ -77,7 +95,11 @@ class GenOperand:
         """(min, max) of the stored value (cached: values never change once drawn)."""
         if self._extent is None:
             v = self.value
-            self._extent = (float(v.min()), float(v.max())) if v is not None and v.size else (0.0, 0.0)
+            if v is not None and v.size:
+                # The reductions v.min() and v.max() dispatch to, without the dispatch.
+                self._extent = (float(_min(v, axis=None)), float(_max(v, axis=None)))
+            else:
+                self._extent = (0.0, 0.0)
         return self._extent
 
     @property
@@ -93,22 +115,6 @@ class GenOperand:
 
     def __repr__(self) -> str:
         return f"<GenOperand {T(self.type).name} {self.op.dimensions} {L(self.lifetime).name} #{self.index}>"
-
-
-def new_operand(
-    operand_type: int,
-    dims: list[int],
-    lifetime: int,
-    value: np.ndarray | None,
-    scale: float = 0.0,
-    zero_point: int = 0,
-    channel: SymmPerChannelQuantParams | None = None,
-) -> GenOperand:
-    """A GenOperand not yet committed to a subgraph."""
-    # Positional, in Operand's field order (type, dimensions, number_of_consumers, scale, zero_point, lifetime,
-    # location, extra_params): generation creates a dozen operands per model and keywords cost a third of each.
-    op = Operand(_TYPES[operand_type], list(dims), 0, scale, zero_point, _LIFETIMES[lifetime], DataLocation(), channel)
-    return GenOperand(op, value)
 
 
 @dataclass
@@ -132,17 +138,24 @@ class Graph:
 
     def add_operation(self, op_type: int, inputs: list[GenOperand], outputs: list[GenOperand]) -> None:
         """Append an operation; its operands are committed and its outputs marked produced."""
-        commit = self.commit
+        # commit(g) inline for new operands: nearly every operand is committed here, once.
+        operands, graph_inputs = self.operands, self.inputs
         ins = []
         for g in inputs:
             if g.index < 0:
-                commit(g)
+                g.index = len(operands)
+                operands.append(g)
+                if g.op.lifetime == _SUBGRAPH_INPUT:
+                    graph_inputs.append(g.index)
             ins.append(g.index)
             g.consumers += 1
         outs = []
         for g in outputs:
             if g.index < 0:
-                commit(g)
+                g.index = len(operands)
+                operands.append(g)
+                if g.op.lifetime == _SUBGRAPH_INPUT:
+                    graph_inputs.append(g.index)
             outs.append(g.index)
             g.produced = True
         self.operations.append((int(op_type), ins, outs))
@@ -171,6 +184,9 @@ class Gen:
     def __post_init__(self) -> None:
         # Bound once: chance() is called a few dozen times per model.
         self._integer = self.src.integer
+        if type(self.src) is RandomSource:
+            # Its chance() tosses this very coin in one call instead of two.
+            self.chance = self.src.chance  # type: ignore[method-assign]
 
     def chance(self, p: float) -> bool:
         """A biased coin from the source (as harness.gen._draw.chance)."""

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from harness.case.values import storage_dtype
+from harness.case.values import STORAGE_DTYPES, storage_dtype
 from harness.gen import _values as V
 from harness.gen._draw import shape as draw_shape
-from harness.gen._graph import CONSTANT_LIFETIMES, READABLE_LIFETIMES, Gen, GenOperand, Graph, OpRejected, new_operand
+from harness.gen._graph import CONSTANT_LIFETIMES, READABLE_LIFETIMES, Gen, GenOperand, Graph, OpRejected
 from harness.gen._params import OMIT, param_value
 from harness.hal import (
     Operand,
@@ -102,7 +102,20 @@ class _SigInfo:
     """What drawing against one signature of one operation reads of the catalogue, worked out once per process:
     the expanded positions, the parameter table and, per input position, the hinted ranges."""
 
-    __slots__ = ("spec", "sig", "hints", "args", "positions", "out_args", "table", "real", "ints", "ranks")
+    __slots__ = (
+        "spec",
+        "sig",
+        "hints",
+        "args",
+        "positions",
+        "out_args",
+        "table",
+        "real",
+        "ints",
+        "slots",
+        "op_type",
+        "required",
+    )
 
     def __init__(self, spec: OpSpec, sig: Signature) -> None:
         self.spec = spec
@@ -116,7 +129,11 @@ class _SigInfo:
         self.table = _param_table(spec, sig)
         self.real: dict[int, tuple[float, float]] = {}  # per position, as real_range gives it
         self.ints: dict[int, tuple[int, int]] = {}  # per position, as int_range gives it
-        self.ranks: dict[tuple[int, int], tuple[int, int]] = {}  # per (position, max_rank), default rank bounds
+        # Per (position, max_rank): what `data` uses when the caller does not say (real range, integer range,
+        # rank bounds).
+        self.slots: dict[tuple[int, int], tuple[tuple[float, float], tuple[int, int], tuple[int, int]]] = {}
+        self.op_type = int(spec.op)
+        self.required = sig.required_inputs
 
 
 # Per signature (held to keep its id valid, with the spec and hints it was worked out from).
@@ -176,8 +193,8 @@ class OpDraw:
         self.graph = graph
         self.spec = spec
         self.sig = sig
-        self.op_type = int(spec.op)
         info = self._info = _sig_info(spec, sig)
+        self.op_type = info.op_type
         self.args: Sequence[Arg] = info.args
         self.positions: Sequence[int] = info.positions
         if n_inputs is not None:
@@ -322,18 +339,16 @@ class OpDraw:
             return g
         arg = self.args[i]
         types = tuple(types or arg.types)
-        real = real or self.real_range(i)
-        ints = ints or self.int_range(i)
         cfg = self.cfg
-        if rank is None:
-            # The default bounds depend on the position and max_rank only.
-            key = (self.positions[i], cfg.max_rank)
-            known = self._info.ranks
-            ranks = known.get(key)
-            if ranks is None:
-                ranks = known[key] = self._rank_bounds(arg, None)
-        else:
-            ranks = self._rank_bounds(arg, rank)
+        # The defaults depend on the position and max_rank only.
+        key = (self.positions[i], cfg.max_rank)
+        known = self._info.slots
+        slot = known.get(key)
+        if slot is None:
+            slot = known[key] = (self.real_range(i), self.int_range(i), self._rank_bounds(arg, None))
+        real = real or slot[0]
+        ints = ints or slot[1]
+        ranks = slot[2] if rank is None else self._rank_bounds(arg, rank)
         constant_only = arg.constant or constant is True
         gen = self.gen
         src = self.src
@@ -400,7 +415,7 @@ class OpDraw:
         dims = list(shape)
         if lifetime == _SUBGRAPH_INPUT and dims and channel is None and gen.chance(cfg.unknown_input_dims_probability):
             dims = [0] * len(dims)
-        g = new_operand(t, dims, lifetime, value, scale, zero_point, channel)
+        g = GenOperand(t, dims, lifetime, value, scale, zero_point, channel)
         self.inputs[i] = g
         return g
 
@@ -448,7 +463,7 @@ class OpDraw:
             if allow_input and not arg.constant and self.graph.main and gen.chance(self.cfg.param_input_probability):
                 lifetime = _SUBGRAPH_INPUT
         scale, zero_point = (V.f32(quant[0]), int(quant[1])) if quant else (0.0, 0)
-        g = new_operand(t, list(array.shape), lifetime, array, scale, zero_point, channel)
+        g = GenOperand(t, list(array.shape), lifetime, array, scale, zero_point, channel)
         g.parameter = lifetime == _SUBGRAPH_INPUT
         self.inputs[i] = g
         return g
@@ -507,7 +522,7 @@ class OpDraw:
             if isinstance(v, GenOperand) or (v is OMIT and args[k].types[0] not in _SCALARS):
                 keep = k + 1
                 break
-        required = self.sig.required_inputs
+        required = self._info.required
         if required > keep:
             keep = required
         out = []
@@ -522,10 +537,10 @@ class OpDraw:
             raise OpRejected(f"required input {arg.name} has no value")
         t = int(arg.types[0])
         if self.graph.main and self.gen.chance(self.cfg.absent_input_probability):
-            g = new_operand(t, [], _SUBGRAPH_INPUT, None)
+            g = GenOperand(t, [], _SUBGRAPH_INPUT, None)
             g.absent = True
             return g
-        return new_operand(t, [], _NO_VALUE, None)
+        return GenOperand(t, [], _NO_VALUE, None)
 
     def _output_operands(self, inputs: list[GenOperand]) -> tuple[list[GenOperand], list[int]]:
         """Outputs (quantization set unless it must be fitted) and the positions to fit."""
@@ -544,7 +559,7 @@ class OpDraw:
                     scale, zero_point = float(first.op.scale), int(first.op.zero_point)
                 else:
                     fit.append(k)
-            outs.append(new_operand(t, [], _TEMPORARY_VARIABLE, None, V.f32(scale) if scale else 0.0, zero_point))
+            outs.append(GenOperand(t, [], _TEMPORARY_VARIABLE, None, V.f32(scale) if scale else 0.0, zero_point))
         return outs, fit
 
     def shape_context(self, inputs: list[GenOperand], outputs: list[GenOperand]) -> ShapeContext:
@@ -571,12 +586,8 @@ class OpDraw:
         return ShapeContext(operands, shapes, values, [o.op for o in outputs])
 
     def _run(self, inputs: list[GenOperand], output_ops: list[Operand]) -> list[np.ndarray]:
-        ctx = KernelContext(
-            inputs=[g.value for g in inputs],
-            input_operands=[g.op for g in inputs],
-            output_operands=output_ops,
-            relaxed=self.gen.relaxed,
-        )
+        # Positional, in KernelContext's field order (inputs, input_operands, output_operands, relaxed).
+        ctx = KernelContext([g.value for g in inputs], [g.op for g in inputs], output_ops, self.gen.relaxed)
         kernel = self.spec.kernel
         try:
             if silences_warnings(kernel):  # type: ignore[arg-type]
@@ -668,9 +679,11 @@ class OpDraw:
                 statics = [None] * len(outputs)
         for o, result, static in zip(outputs, results, statics):
             t = o.type
-            dtype = storage_dtype(t)
+            dtype = STORAGE_DTYPES.get(t)  # storage_dtype(t), without the call for the HAL's types
+            if dtype is None:
+                dtype = storage_dtype(t)
             value = np.asarray(result)
-            if value.dtype != dtype:
+            if value.dtype is not dtype and value.dtype != dtype:
                 value = value.astype(dtype)
             if t in SCALAR_TYPES:
                 value = value.reshape(())

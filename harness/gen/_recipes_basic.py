@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from harness.gen._draw import weighted
+from harness.gen._draw import Weights
 from harness.gen._graph import GenOperand, OpRejected
 from harness.gen._op import OpDraw
 from harness.gen._recipes import FREE_QUANT, O, T, recipe
@@ -22,10 +22,13 @@ def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     return True
 
 
+_PARTNER_MODES = Weights([("same", 4), ("ones", 2), ("suffix", 1), ("expand", 1)])
+
+
 def broadcast_partner(d: OpDraw, s: tuple[int, ...]) -> tuple[int, ...]:
     """A shape that broadcasts with s: the same, with ones, a suffix, or expanded where s has ones."""
     r = len(s)
-    mode = weighted(d.src, [("same", 4), ("ones", 2), ("suffix", 1), ("expand", 1)])
+    mode = _PARTNER_MODES.pick(d.src)
     if mode == "ones":
         return tuple(1 if d.src.boolean() else n for n in s)
     if mode == "suffix" and r > 1:

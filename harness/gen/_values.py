@@ -11,8 +11,8 @@ import struct
 
 import numpy as np
 
-from harness.case.values import storage_dtype
-from harness.gen._draw import raw_bytes
+from harness.case.values import STORAGE_DTYPES, storage_dtype
+from harness.gen._draw import DIRECT_BYTES, raw_bytes
 from harness.gen.source import Source
 from harness.hal import OperandType, SymmPerChannelQuantParams
 
@@ -91,6 +91,14 @@ _FLOAT_USES: dict[tuple, int] = {}
 _TABLE_AFTER = 4
 _MAX_TABLES = 64
 _PLAIN = (float, int)
+# Up to this many values, int_array and bool_array compute in plain Python.
+_PLAIN_INTS = DIRECT_BYTES // 4
+_U32S = [struct.Struct(f"<{n}I") for n in range(_PLAIN_INTS + 1)]  # n little-endian uint32 values
+# (min, max) of each integer storage dtype.
+_INT_BOUNDS = {
+    d: (int(np.iinfo(d).min), int(np.iinfo(d).max))
+    for d in (storage_dtype(t) for t in (T.TENSOR_INT32, T.INT32, T.UINT32, *STORED_RANGE))
+}
 
 
 def _float_values(u16: np.ndarray, dtype: np.dtype, lo: float, hi: float) -> np.ndarray:
@@ -129,7 +137,7 @@ def _table_key(dtype: np.dtype, lo: float, hi: float) -> tuple | None:
 
 def float_array(src: Source, dtype: np.dtype, shape: tuple[int, ...], lo: float, hi: float) -> np.ndarray:
     """Floats in [lo, hi] of a float dtype; zero bytes give 0.0 when the range holds it, else lo."""
-    u16 = np.frombuffer(raw_bytes(src, 2 * math.prod(shape)), dtype=_U2)
+    u16 = np.frombuffer(raw_bytes(src, 2 * math.prod(shape)), _U2)  # (dtype by position: a keyword costs more)
     key = _table_key(dtype, lo, hi)
     table = _FLOAT_TABLES.get(key) if key is not None else None
     if table is None:
@@ -153,9 +161,16 @@ def int_array(src: Source, dtype: np.dtype, shape: tuple[int, ...], lo: int, hi:
     if hi <= lo:
         return np.full(shape, lo, dtype=dtype)
     raw = raw_bytes(src, 4 * count)
-    u = np.frombuffer(raw, dtype=_U4).astype(np.int64)
     span = hi - lo + 1
     shift = -lo if lo < 0 <= hi else 0
+    if count <= _PLAIN_INTS:
+        bounds = _INT_BOUNDS.get(dtype)
+        if bounds is not None and bounds[0] <= lo and hi <= bounds[1]:
+            # What the array arithmetic below gives, element by element in Python: on a few values that is
+            # several times cheaper than five array operations (every value fits the dtype, as astype keeps it).
+            values = [lo + (u + shift) % span for u in _U32S[count].unpack(raw)]
+            return np.array(values, dtype=dtype).reshape(shape)
+    u = np.frombuffer(raw, dtype=_U4).astype(np.int64)
     # lo + (u + shift) % span, in place.
     if shift:
         u += shift
@@ -166,8 +181,10 @@ def int_array(src: Source, dtype: np.dtype, shape: tuple[int, ...], lo: int, hi:
 
 
 def bool_array(src: Source, shape: tuple[int, ...]) -> np.ndarray:
-    """Booleans, one byte each."""
+    """Booleans, one byte each (its lowest bit)."""
     raw = raw_bytes(src, math.prod(shape))
+    if len(raw) <= _PLAIN_INTS:
+        return np.array([b & 1 for b in raw], dtype=np.bool_).reshape(shape)
     return (np.frombuffer(raw, dtype=np.uint8) & 1).astype(np.bool_).reshape(shape)
 
 
@@ -182,7 +199,9 @@ def tensor_value(
     channel: SymmPerChannelQuantParams | None = None,
 ) -> np.ndarray:
     """A stored value for an operand of this type and shape (scalars have shape ())."""
-    dtype = storage_dtype(operand_type)
+    dtype = STORAGE_DTYPES.get(operand_type)  # storage_dtype(operand_type), without the call for the HAL's types
+    if dtype is None:
+        dtype = storage_dtype(operand_type)
     lo, hi = real_range or DEFAULT_RANGE
     if operand_type in _BOOLS:
         return bool_array(src, shape)

@@ -60,14 +60,19 @@ def _at_width(x: float, lo: float, hi: float, width: int) -> float:
     return y
 
 
+# Per probability strictly between 0 and 1: the draw in [0, 999] from which RandomSource.chance comes up True.
+_THRESHOLDS: dict[float, int] = {}
+
+
 class RandomSource:
     """Choices from a seeded pseudo-random generator; after `budget` choices it is exhausted."""
 
-    __slots__ = ("_rng", "_random", "_left")
+    __slots__ = ("_rng", "_random", "_bits", "_left")
 
     def __init__(self, seed: int, budget: int = 10_000) -> None:
         self._rng = random.Random(seed)
         self._random = self._rng.random
+        self._bits = self._rng.getrandbits
         self._left = budget
 
     def _spend(self) -> bool:
@@ -89,6 +94,26 @@ class RandomSource:
         """True or False."""
         self._left -= 1
         return self._left >= 0 and self._random() < 0.5
+
+    def chance(self, p: float) -> bool:
+        """The biased coin of harness.gen._draw.chance (integer(0, 999) >= 1000 - round(p * 1000), nothing drawn
+        for p <= 0 or p >= 1), in one call: generation tosses a few dozen per model."""
+        threshold = _THRESHOLDS.get(p) if type(p) is float else None
+        if threshold is None:
+            if p <= 0.0:
+                return False
+            if p >= 1.0:
+                return True
+            threshold = 1000 - round(p * 1000)
+            if type(p) is float:
+                if len(_THRESHOLDS) > 256:
+                    _THRESHOLDS.clear()
+                _THRESHOLDS[p] = threshold
+        # integer(0, 999), inline.
+        self._left -= 1
+        if self._left < 0:
+            return 0 >= threshold
+        return int(self._random() * 1000) >= threshold
 
     def choice(self, seq: Sequence[T]) -> T:
         """One element of a non-empty sequence."""
@@ -113,7 +138,8 @@ class RandomSource:
         self._left -= 1
         if self._left < 0:
             return b""
-        return self._rng.randbytes(n)
+        # Random.randbytes(n), inline (it is this one line of Python).
+        return self._bits(n * 8).to_bytes(n, "little")
 
     @property
     def exhausted(self) -> bool:

@@ -50,14 +50,16 @@ class Inputs:
 
     def __init__(self, ctx: ShapeContext | KernelContext) -> None:
         self._ctx = ctx
-        if isinstance(ctx, KernelContext):
+        # A kernel's input shapes are those of its values, read when asked for (the recurrent operations have
+        # dozens of inputs and look at a few).
+        self._kernel = isinstance(ctx, KernelContext)
+        if self._kernel:
             self.operands: Sequence[Operand | None] = ctx.input_operands
             self._values: Sequence[np.ndarray | None] = ctx.inputs
-            self._shapes = [None if v is None else tuple(v.shape) for v in ctx.inputs]
         else:
             self.operands = ctx.operands
             self._values = ctx.values
-            self._shapes = list(ctx.shapes)
+            self._shapes = ctx.shapes
 
     @property
     def count(self) -> int:
@@ -74,12 +76,18 @@ class Inputs:
         """True if input i exists and is not NO_VALUE."""
         if i >= len(self.operands) or self.operands[i] is None:
             return False
-        if isinstance(self._ctx, KernelContext):
+        if self._kernel:
             return self._values[i] is not None
         return True
 
     def shape(self, i: int) -> tuple[int, ...] | None:
         """Shape of input i (None if unknown or absent)."""
+        if self._kernel:
+            values = self._values
+            if i >= len(values):
+                return None
+            v = values[i]
+            return None if v is None else tuple(v.shape)
         if i >= len(self._shapes):
             return None
         return self._shapes[i]
@@ -92,10 +100,14 @@ class Inputs:
 
     def scalar(self, i: int, default: Any = None) -> Any:
         """Python value of scalar input i, or `default` when absent or unknown."""
-        v = self.value(i)
+        values = self._values
+        if i >= len(values):
+            return default
+        v = values[i]
         if v is None or v.size == 0:
             return default
-        return v.reshape(-1)[0].item()
+        # item(0) is the first element in C order, what reshape(-1)[0].item() gives, in one call.
+        return v.item(0) if type(v) is np.ndarray else v.reshape(-1)[0].item()
 
 
 def dim(shape: tuple[int, ...] | None, axis: int) -> int:
@@ -232,8 +244,17 @@ def resolve_window(inputs: Inputs, form: dict[str, int], filter_hw: tuple[int, i
 
 def pad_nhwc(x: np.ndarray, win: Window, value: float = 0.0) -> np.ndarray:
     """Pad the spatial dimensions of an NHWC tensor with a constant."""
-    widths = ((0, 0), (win.pad_top, win.pad_bottom), (win.pad_left, win.pad_right), (0, 0))
-    return np.pad(x, widths, mode="constant", constant_values=value)
+    top, bottom, left, right = win.pad_top, win.pad_bottom, win.pad_left, win.pad_right
+    if x.ndim != 4 or min(top, bottom, left, right) < 0:  # np.pad raises its errors for these
+        widths = ((0, 0), (top, bottom), (left, right), (0, 0))
+        return np.pad(x, widths, mode="constant", constant_values=value)
+    # The array np.pad builds (same memory order, the input surrounded by the value), without its generality,
+    # which costs several times the copy on the small tensors kernels see.
+    n, h, w, c = x.shape
+    padded = np.empty((n, top + h + bottom, left + w + right, c), dtype=x.dtype, order="F" if x.flags.fnc else "C")
+    padded[...] = value
+    padded[:, top : top + h, left : left + w, :] = x
+    return padded
 
 
 def window_taps(win: Window, out_h: int, out_w: int) -> Iterable[tuple[int, int, slice, slice]]:

@@ -21,6 +21,7 @@ Conventions every family module follows:
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -103,8 +104,17 @@ def is_quantized(operand: Operand) -> bool:
     return operand.type in _QUANTIZED_TYPES
 
 
+_F32 = struct.Struct("<f")
+_F64 = np.dtype(np.float64)
+
+
 def hal_scale(scale: float) -> float:
     """A scale as the HAL holds it: a float32 (a decimal like 0.1 is not exactly one)."""
+    try:
+        # The same rounding as np.float32(scale) (a C cast), without creating a numpy scalar.
+        return _F32.unpack(_F32.pack(scale))[0]
+    except (OverflowError, struct.error):  # beyond float32, or not a plain number: as numpy converts it
+        pass
     return float(np.float32(scale))
 
 
@@ -157,6 +167,9 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 # fixed-point implementation rounds the exact tie by its own convention. Under +nudge and -nudge such a value
 # rounds both ways, which shows the case to be on an edge instead of charging the driver with a one-step difference.
 _QUANTIZATION_NUDGE: ContextVar[float] = ContextVar("quantization_nudge", default=0.0)
+# True while a `quiet` kernel runs: numpy's floating-point warnings are off, so the kernels and from_real calls it
+# makes need no np.errstate of their own (entering one costs more than many a kernel's arithmetic).
+_QUIET: ContextVar[bool] = ContextVar("quiet_kernel", default=False)
 
 
 @contextmanager
@@ -172,24 +185,34 @@ def quantization_nudge(relative: float) -> Iterator[None]:
 def from_real(real: np.ndarray, operand: Operand) -> np.ndarray:
     """Store real values in the operand's type: quantize (round, saturate) or cast."""
     dtype = _dtype(operand.type)
-    real = np.asarray(real, dtype=np.float64)
+    if type(real) is not np.ndarray or real.dtype is not _F64:  # (asarray would return a float64 array as it is)
+        real = np.asarray(real, dtype=np.float64)
+    if _QUIET.get():  # inside a kernel: warnings are off already
+        return _stored(real, operand, dtype)
     # Overflow to inf (float16) and NaN casts are the expected outcome here, not an error.
     with np.errstate(all="ignore"):
-        # x.clip(lo, hi) is what np.clip(x, lo, hi) dispatches to.
-        if operand.type in _QUANTIZED_TYPES:
-            lo, hi = type_range(operand.type)
-            scaled = real / hal_scale(operand.scale)
-            nudge = _QUANTIZATION_NUDGE.get()
-            if nudge:
-                scaled = scaled * (1.0 + nudge)
-            q = round_half_away(scaled) + operand.zero_point
-            return q.clip(lo, hi).astype(dtype)
-        if dtype.kind in "iu":
-            lo, hi = type_range(operand.type)
-            return np.trunc(real).clip(lo, hi).astype(dtype)
-        if dtype.kind == "b":
-            return real.astype(bool)
-        return real.astype(dtype)
+        return _stored(real, operand, dtype)
+
+
+def _stored(real: np.ndarray, operand: Operand, dtype: np.dtype) -> np.ndarray:
+    # x.clip(lo, hi) is what np.clip(x, lo, hi) dispatches to.
+    if operand.type in _QUANTIZED_TYPES:
+        lo, hi = type_range(operand.type)
+        scaled = real / hal_scale(operand.scale)
+        nudge = _QUANTIZATION_NUDGE.get()
+        if nudge:
+            scaled = scaled * (1.0 + nudge)
+        # round_half_away(scaled) in three passes instead of five: x + copysign(0.5, x) is -(|x| + 0.5) for a
+        # negative x (rounding is symmetric), so its truncation is sign(x) * floor(|x| + 0.5). Only the sign of a
+        # zero can differ, which the integer cast below does not see.
+        q = np.trunc(scaled + np.copysign(0.5, scaled)) + operand.zero_point
+        return q.clip(lo, hi).astype(dtype)
+    if dtype.kind in "iu":
+        lo, hi = type_range(operand.type)
+        return np.trunc(real).clip(lo, hi).astype(dtype)
+    if dtype.kind == "b":
+        return real.astype(bool)
+    return real.astype(dtype)
 
 
 def requantize(value: np.ndarray, src: Operand, dst: Operand) -> np.ndarray:
@@ -266,9 +289,12 @@ def normalize_axis(axis: int, rank: int) -> int:
 
 def broadcast_dims(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...]:
     """NumPy-style broadcast of two operand shapes where 0 means unknown; ValueError if incompatible."""
+    a, b = tuple(a), tuple(b)
+    if a == b:  # the usual case: every dimension is kept as it is
+        return a
     rank = max(len(a), len(b))
-    a = (1,) * (rank - len(a)) + tuple(a)
-    b = (1,) * (rank - len(b)) + tuple(b)
+    a = (1,) * (rank - len(a)) + a
+    b = (1,) * (rank - len(b)) + b
     out = []
     for x, y in zip(a, b):
         if x == y or y == 1:
@@ -331,6 +357,8 @@ def checks(*fns: Check | None) -> Check | None:
     active = [f for f in fns if f is not None]
     if not active:
         return None
+    if len(active) == 1:
+        return active[0]
 
     def combined(ctx: ShapeContext) -> list[str]:
         out: list[str] = []
@@ -472,8 +500,14 @@ def quiet(fn: Callable[[KernelContext], list[np.ndarray]]) -> Callable[[KernelCo
 
     @functools.wraps(fn)
     def wrapper(ctx: KernelContext) -> list[np.ndarray]:
-        with np.errstate(all="ignore"):
+        if _QUIET.get():
             return fn(ctx)
+        with np.errstate(all="ignore"):
+            token = _QUIET.set(True)
+            try:
+                return fn(ctx)
+            finally:
+                _QUIET.reset(token)
 
     wrapper.silences_warnings = True  # type: ignore[attr-defined]
     return wrapper

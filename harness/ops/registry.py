@@ -56,9 +56,12 @@ class ShapeContext:
 
     def scalar(self, i: int, default: Any = None) -> Any:
         """Python value of constant scalar input i, or `default` if absent or not constant."""
-        if i >= len(self.values) or self.values[i] is None:
+        values = self.values
+        if i >= len(values) or values[i] is None:
             return default
-        return self.values[i].reshape(-1)[0].item()
+        v = values[i]
+        # item(0) is reshape(-1)[0].item() in one call (an empty array still raises the reshape's IndexError).
+        return v.item(0) if type(v) is np.ndarray and v.size else v.reshape(-1)[0].item()
 
 
 @dataclass
@@ -76,9 +79,12 @@ class KernelContext:
 
     def scalar(self, i: int, default: Any = None) -> Any:
         """Python value of scalar input i, or `default` if absent."""
-        if i >= len(self.inputs) or self.inputs[i] is None:
+        inputs = self.inputs
+        if i >= len(inputs) or inputs[i] is None:
             return default
-        return self.inputs[i].reshape(-1)[0].item()
+        v = inputs[i]
+        # item(0) is reshape(-1)[0].item() in one call (an empty array still raises the reshape's IndexError).
+        return v.item(0) if type(v) is np.ndarray and v.size else v.reshape(-1)[0].item()
 
     def has(self, i: int) -> bool:
         """True if input i is present and has a value."""
@@ -120,6 +126,12 @@ def register(spec: OpSpec) -> OpSpec:
 
 def get(op: int) -> OpSpec | None:
     """The spec of an operation, or None if it is not catalogued."""
+    try:
+        # The keys are OperationType members, which hash and compare as their values: an int finds its spec
+        # without the (much slower) enum lookup.
+        return _REGISTRY.get(op)
+    except TypeError:  # unhashable: the enum lookup compares it with every value
+        pass
     try:
         return _REGISTRY.get(OperationType(op))
     except ValueError:
