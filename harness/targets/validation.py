@@ -59,7 +59,7 @@ class ValidationTarget:
             return case.attach_model(generated.model)
         if kind == "model":
             mutation, model = apply_random("model", generated.model, source)
-            model_json = model_to_json(model)
+            model_json = model_to_json(model, like=(generated.model, generated.model_json))
             if not _pools_as_generated(generated.model, model):
                 # Bytes the mutation left unreferenced would survive in the old pools but not in the JSON.
                 old = model

@@ -9,7 +9,7 @@ import struct
 
 import pytest
 
-from harness.case import CaseFormatError, model_from_json, model_to_json
+from harness.case import CaseFormatError, model_from_json, model_to_json, pools_from_json
 from harness.hal import (
     DataLocation,
     MemoryKind,
@@ -256,3 +256,46 @@ def test_operand_fields_are_in_the_order_the_positional_constructions_assume():
         "location",
         "extra_params",
     ]
+
+
+def test_a_changed_copy_converts_the_same_with_or_without_the_json_of_its_original() -> None:
+    from harness.gen.models import generate_model
+    from harness.gen.mutations import apply_random
+    from harness.gen.source import GenerationRejected
+    from harness.gen.sources import RandomSource
+
+    compared = 0
+    for seed in range(400):
+        source = RandomSource(seed)
+        try:
+            generated = generate_model(source)
+            _, mutated = apply_random("model", generated.model, source)
+        except GenerationRejected:
+            continue
+        original = (generated.model, model_to_json(generated.model))
+        assert model_to_json(mutated, like=original) == model_to_json(mutated), seed
+        compared += 1
+    assert compared > 350
+
+
+def test_a_pool_model_from_json_fills_is_what_pools_from_json_gives() -> None:
+    d = {
+        "operands": [
+            _operand(
+                "TENSOR_FLOAT32",
+                [2],
+                "CONSTANT_REFERENCE",
+                value=[1.5, -2.0],
+                location={"poolIndex": 1, "offset": 4, "length": 8},
+            ),
+            _operand("TENSOR_FLOAT32", [2], "SUBGRAPH_OUTPUT"),
+        ],
+        "operations": [{"type": "RELU", "inputs": [0], "outputs": [1]}],
+        "inputIndexes": [],
+        "outputIndexes": [1],
+        "pools": [{"kind": "ashmem", "size": 8}, {"kind": "mmap_fd", "size": 16}],
+    }
+    built = [p.read(0, p.size) for p in model_from_json(d).pools]
+    alone = [p.read(0, p.size) for p in pools_from_json(d)]
+    assert alone == built
+    assert alone[1] == bytes(4) + struct.pack("<2f", 1.5, -2.0) + bytes(4)
