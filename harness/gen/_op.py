@@ -403,7 +403,7 @@ class OpDraw:
             value = V.tensor_value(src, t, shape, real, ints, scale, zero_point, channel)
         else:
             value = np.array(value, dtype=numpy_dtype(t))  # a contiguous copy (0-d stays 0-d)
-        # _data_lifetime, inline.
+        # A constant (by reference or by copy) or a model input; outside main, new data is always a constant.
         if constant_only or constant is True or not self.graph.main:
             lifetime = _CONSTANT_REFERENCE if gen.chance(cfg.reference_probability) else _CONSTANT_COPY
         elif constant is False:
@@ -418,16 +418,6 @@ class OpDraw:
         g = GenOperand(t, dims, lifetime, value, scale, zero_point, channel)
         self.inputs[i] = g
         return g
-
-    def _data_lifetime(self, constant_only: bool, constant: bool | None) -> int:
-        if constant_only or constant is True or not self.graph.main:
-            return self._constant_lifetime()
-        if constant is False:
-            return _SUBGRAPH_INPUT
-        return self._constant_lifetime() if self.gen.chance(self.cfg.constant_probability) else _SUBGRAPH_INPUT
-
-    def _constant_lifetime(self) -> int:
-        return _CONSTANT_REFERENCE if self.gen.chance(self.cfg.reference_probability) else _CONSTANT_COPY
 
     def weight(self, i: int, shape: tuple[int, ...], **kw: Any) -> GenOperand:
         """A weight tensor: usually a constant, sometimes a model input."""
