@@ -12,7 +12,7 @@ from driver_under_test.executor import CompiledSubgraph, compile_model
 from driver_under_test.faults import FaultSet
 from driver_under_test.memory_domain import MemoryDomain
 from driver_under_test.options import DeviceOptions
-from driver_under_test.pools import PoolMapping, map_pool
+from driver_under_test.pools import PoolFile, PoolMapping, open_pool
 from driver_under_test.prepared_model import DriverPreparedModel
 from driver_under_test.support import supported_operations
 from driver_under_test.validation import validate_model, validate_preparation_args
@@ -136,8 +136,10 @@ class DriverDevice(Device):
         except Exception as e:
             callback.notify(as_driver_error(e).status, None)
             return
-        # Cache problems never fail preparation: saving reports nothing back.
-        cache.save_quietly(self, prepared, model_cache, data_cache, token)
+        # Cache problems never fail preparation: saving reports nothing back. Without a single handle there is
+        # nothing to save to (whenever caching is on, the device needs one file of each kind).
+        if model_cache or data_cache:
+            cache.save_quietly(self, prepared, model_cache, data_cache, token)
         callback.notify(ErrorStatus.NONE, prepared)
 
     def compile(self, model: Model, deadline: Deadline) -> DriverPreparedModel:
@@ -146,13 +148,13 @@ class DriverDevice(Device):
             raise DriverError(
                 ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation", "qos.deadline"
             )
-        # Each pool is mapped once: which ones fail decides support, and the others hold the constants.
-        pools: list[PoolMapping] = []
+        # Each pool is opened once: which ones fail decides support, and the others hold the constants.
+        pools: list[PoolFile | PoolMapping] = []
         unusable: dict[int, DriverError] = {}
         try:
             for index, pool in enumerate(model.pools):
                 try:
-                    pools.append(map_pool(pool, self.options.constant_memory_kinds, writable=False))
+                    pools.append(open_pool(pool, self.options.constant_memory_kinds, writable=False))
                 except DriverError as e:
                     unusable[index] = e
             if not all(supported_operations(model, self.options, set(unusable))):

@@ -17,7 +17,7 @@ from driver_under_test.errors import DriverError, failure
 from driver_under_test.faults import FaultSet, define
 from driver_under_test.kernels import OpCall, Tensor, lookup
 from driver_under_test.kernels.registry import KernelFn
-from driver_under_test.pools import PoolMapping
+from driver_under_test.pools import PoolFile, PoolMapping
 from harness.hal import (
     ErrorStatus,
     Model,
@@ -46,14 +46,15 @@ def operand_tensor(operand: Operand, shape: tuple[int, ...] | None = None, data:
     if isinstance(operand.extra_params, SymmPerChannelQuantParams):
         scales = np.asarray(operand.extra_params.scales, dtype=np.float32)
         channel_dim = operand.extra_params.channel_dim
+    # Positional: a dataclass matches keyword arguments at a cost that shows in every compilation and execution.
     return Tensor(
-        type=int(operand.type),
-        shape=tuple(operand.dimensions) if shape is None else shape,
-        scale=float(operand.scale),
-        zero_point=int(operand.zero_point),
-        channel_scales=scales,
-        channel_dim=channel_dim,
-        data=data,
+        int(operand.type),
+        tuple(operand.dimensions) if shape is None else shape,
+        float(operand.scale),
+        int(operand.zero_point),
+        scales,
+        channel_dim,
+        data,
     )
 
 
@@ -79,24 +80,26 @@ class CompiledSubgraph:
     output_meta: list[Tensor] = field(default_factory=list)
 
 
-def _constant(model: Model, operand: Operand, pools: list[PoolMapping]) -> np.ndarray:
+def _constant(model: Model, operand: Operand, pools: list[PoolFile | PoolMapping]) -> np.ndarray:
     """The value of a constant operand, copied out of operandValues or a pool."""
     loc = operand.location
-    dtype = numpy_dtype(operand.type)
-    if operand.lifetime == OperandLifeTime.CONSTANT_COPY:
+    dtype = _DTYPES.get(operand.type)
+    if dtype is None:
+        dtype = numpy_dtype(operand.type)
+    if operand.lifetime == _CONSTANT_COPY:
         raw = model.operand_values[loc.offset : loc.offset + loc.length]
     else:
         raw = pools[loc.pool_index].read(loc.offset, loc.length)
     shape = tuple(operand.dimensions)
-    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    return np.frombuffer(raw, dtype).reshape(shape).copy()
 
 
-def compile_model(model: Model, pools: list[PoolMapping]) -> list[CompiledSubgraph]:
+def compile_model(model: Model, pools: list[PoolFile | PoolMapping]) -> list[CompiledSubgraph]:
     """Compile main (index 0) and every referenced subgraph (index k+1); GENERAL_FAILURE if a kernel is missing."""
     return [_compile_subgraph(model, sg, pools) for sg in [model.main, *model.referenced]]
 
 
-def _compile_subgraph(model: Model, sg: Subgraph, pools: list[PoolMapping]) -> CompiledSubgraph:
+def _compile_subgraph(model: Model, sg: Subgraph, pools: list[PoolFile | PoolMapping]) -> CompiledSubgraph:
     constants: dict[int, Tensor] = {}
     for index, operand in enumerate(sg.operands):
         lifetime = operand.lifetime
@@ -216,6 +219,21 @@ class Executor:
 _NO_VALUE = int(OperandLifeTime.NO_VALUE)
 _SUBGRAPH_LIFETIME = int(OperandLifeTime.SUBGRAPH)
 _CONSTANT_LIFETIMES = frozenset({int(OperandLifeTime.CONSTANT_COPY), int(OperandLifeTime.CONSTANT_REFERENCE)})
+_CONSTANT_COPY = int(OperandLifeTime.CONSTANT_COPY)
+
+
+def _storage_dtypes() -> dict[int, np.dtype]:
+    # numpy_dtype builds its dtype on every call: the types that have one, looked up once.
+    dtypes = {}
+    for t in OperandType:
+        try:
+            dtypes[int(t)] = numpy_dtype(t)
+        except ValueError:
+            continue
+    return dtypes
+
+
+_DTYPES = _storage_dtypes()
 _SCALAR_TYPES = {
     int(t) for t in (OperandType.FLOAT32, OperandType.INT32, OperandType.UINT32, OperandType.BOOL, OperandType.FLOAT16)
 }

@@ -3,6 +3,9 @@
 Kinds follow the HAL's names. ashmem and mmap_fd map the descriptor directly; the two hardware-buffer kinds
 start with a 32-byte descriptor header (little endian: magic b"AHWB", version, width, height, layers, format,
 usage) that the driver must decode before it may touch the data that follows.
+
+A pool the driver only reads once (the constants of a model being prepared) is checked by mapping it like any
+other, then read from its file: touching a fresh mapping costs a page fault per page, a read does not.
 """
 
 from __future__ import annotations
@@ -51,6 +54,35 @@ class PoolMapping:
             self._mm = None
 
 
+@dataclass
+class PoolFile:
+    """A client pool that map_pool accepts, read through the driver's own duplicate of its descriptor."""
+
+    kind: str
+    size: int
+    fd: int
+    start: int  # where the pool's bytes begin in the file
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Copy `length` bytes starting at `offset` (bounds were validated against `size`)."""
+        try:
+            data = os.pread(self.fd, length, self.start + offset)
+        except OSError:
+            data = b""
+        if len(data) == length:
+            return data
+        # A descriptor that can be mapped but not read, or a file that shrank: read it as a mapping would.
+        skip = self.start % _PAGE
+        with mmap.mmap(self.fd, skip + self.size, mmap.MAP_SHARED, mmap.PROT_READ, offset=self.start - skip) as mm:
+            return mm[skip + offset : skip + offset + length]
+
+    def close(self) -> None:
+        """Close the duplicate descriptor (idempotent)."""
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
 def _kind_name(memory: object) -> str:
     kind = getattr(memory, "kind", None)
     return str(getattr(kind, "value", kind))
@@ -77,6 +109,38 @@ def _decode_hardware_buffer(fd: int, kind: str) -> tuple[int, int]:
 
 def map_pool(memory: object, allowed_kinds: tuple[str, ...], *, writable: bool = True) -> PoolMapping:
     """Map a client memory handle; GENERAL_FAILURE for kinds the device does not support or cannot decode."""
+    kind, _, start, size, mm = _map(memory, allowed_kinds, writable)
+    if mm is None:
+        return PoolMapping(kind, 0, np.empty(0, np.uint8), None)
+    return PoolMapping(kind, size, np.frombuffer(mm, dtype=np.uint8, count=size, offset=start % _PAGE), mm)
+
+
+def check_pool(memory: object, allowed_kinds: tuple[str, ...], *, writable: bool = True) -> None:
+    """Raise what map_pool raises for this handle; the mapping it makes is undone at once."""
+    mm = _map(memory, allowed_kinds, writable)[4]
+    if mm is not None:
+        mm.close()
+
+
+def open_pool(memory: object, allowed_kinds: tuple[str, ...], *, writable: bool = True) -> PoolFile | PoolMapping:
+    """Raise what map_pool raises for this handle, else a reader of its bytes (close it when done).
+
+    The handle is mapped, as map_pool maps it, then read from a duplicate of its descriptor, which keeps the file
+    whatever the client closes. Without a descriptor to spare, the mapping itself is the reader.
+    """
+    kind, fd, start, size, mm = _map(memory, allowed_kinds, writable)
+    if mm is None:
+        return PoolMapping(kind, 0, np.empty(0, np.uint8), None)
+    try:
+        own = os.dup(fd)
+    except OSError:
+        return PoolMapping(kind, size, np.frombuffer(mm, dtype=np.uint8, count=size, offset=start % _PAGE), mm)
+    mm.close()
+    return PoolFile(kind, size, own, start)
+
+
+def _map(memory: object, allowed_kinds: tuple[str, ...], writable: bool) -> tuple[str, int, int, int, mmap.mmap | None]:
+    """(kind, descriptor, where the bytes begin in the file, size, the mapping or None for an empty pool)."""
     kind = _kind_name(memory)
     if kind not in ALL_KINDS:
         raise invalid(f"unknown memory kind {kind!r}", "memory.kind")
@@ -102,12 +166,11 @@ def map_pool(memory: object, allowed_kinds: tuple[str, ...], *, writable: bool =
     if offset + size > file_size:
         raise invalid(f"memory handle claims {offset}+{size} bytes but its file has {file_size}", "memory.handle.size")
     if size == 0:
-        return PoolMapping(kind, 0, np.empty(0, np.uint8), None)
+        return kind, fd, offset, 0, None
     start = offset - offset % _PAGE
     prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
     try:
         mm = mmap.mmap(fd, offset - start + size, mmap.MAP_SHARED, prot, offset=start)
     except (OSError, ValueError) as e:
         raise failure(f"cannot map {kind} memory: {e}", "memory.map") from None
-    data = np.frombuffer(mm, dtype=np.uint8, count=size, offset=offset - start)
-    return PoolMapping(kind, size, data, mm)
+    return kind, fd, offset, size, mm

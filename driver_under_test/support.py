@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import chain
+from operator import attrgetter
+
 from driver_under_test.errors import DriverError
 from driver_under_test.kernels import lookup
 from driver_under_test.options import DeviceOptions
-from driver_under_test.pools import map_pool
-from harness.hal import Model, OperandLifeTime, OperandType, Operation, OperationType, Subgraph
+from driver_under_test.pools import check_pool
+from harness.hal import Model, Operand, OperandLifeTime, OperandType, Operation, OperationType, Subgraph
 
-_CONTROL_FLOW = (OperationType.IF, OperationType.WHILE)
+# Plain ints: reading an enum member off its class costs more than the comparison it is used in.
+_CONTROL_FLOW = (int(OperationType.IF), int(OperationType.WHILE))
 _NO_VALUE = int(OperandLifeTime.NO_VALUE)
 _CONSTANT_REFERENCE = int(OperandLifeTime.CONSTANT_REFERENCE)
+_SUBGRAPH_LIFETIME = int(OperandLifeTime.SUBGRAPH)
 _SUBGRAPH = int(OperandType.SUBGRAPH)
+_TYPE_CLASSES = frozenset({int, OperandType})
+_type_of = attrgetter("type")
 
 
 def unusable_pools(model: Model, options: DeviceOptions) -> set[int]:
@@ -19,7 +27,7 @@ def unusable_pools(model: Model, options: DeviceOptions) -> set[int]:
     bad = set()
     for index, pool in enumerate(model.pools):
         try:
-            map_pool(pool, options.constant_memory_kinds, writable=False).close()
+            check_pool(pool, options.constant_memory_kinds, writable=False)
         except DriverError:
             bad.add(index)
     return bad
@@ -29,7 +37,24 @@ def supported_operations(model: Model, options: DeviceOptions, bad_pools: set[in
     """One flag per operation of main; `bad_pools` are the unusable_pools when the caller has mapped them already."""
     if bad_pools is None:
         bad_pools = unusable_pools(model, options)
-    return [_supported(model, model.main, op, options, bad_pools, depth=0) for op in model.main.operations]
+    main = model.main
+    usable = _all_usable(main, options, bad_pools)
+    return [_supported(model, main, op, options, bad_pools, 0, usable) for op in main.operations]
+
+
+def _all_usable(sg: Subgraph, options: DeviceOptions, bad_pools: set[int]) -> bool:
+    """True when no operand of `sg` can make an operation unsupported, so that no operation need look at its own.
+
+    That is: every pool is usable and every operand type is one the device computes on (or SUBGRAPH). A False
+    only means that each operation checks the operands it uses.
+    """
+    if bad_pools:
+        return False
+    types = list(map(_type_of, sg.operands))
+    if not _TYPE_CLASSES.issuperset(map(type, types)):
+        return False
+    supported = options.operand_types
+    return supported.issuperset(types) or supported.issuperset([t for t in types if t != _SUBGRAPH])
 
 
 def _as_type(t: object) -> int:
@@ -37,32 +62,45 @@ def _as_type(t: object) -> int:
     return t if t.__class__ is int or t.__class__ is OperandType else int(t)  # type: ignore[return-value,call-overload]
 
 
-def _supported(
-    model: Model, sg: Subgraph, op: Operation, options: DeviceOptions, bad_pools: set[int], depth: int
+def _operands_usable(
+    operands: list[Operand], indexes: Iterable[int], types: frozenset[int], bad_pools: set[int]
 ) -> bool:
-    entry = lookup(op.type)
-    if entry is None or not op.inputs:
-        return False
-    operands = sg.operands
-    types = options.operand_types
-    for operand in [operands[i] for i in (*op.inputs, *op.outputs)]:
+    for i in indexes:
+        operand = operands[i]
         lifetime = operand.lifetime
-        if lifetime == _NO_VALUE or operand.type == _SUBGRAPH:
+        t = operand.type
+        if lifetime == _NO_VALUE or t == _SUBGRAPH:
             continue
-        if _as_type(operand.type) not in types:
+        if _as_type(t) not in types:
             return False
         if lifetime == _CONSTANT_REFERENCE and operand.location.pool_index in bad_pools:
             return False
-    if _as_type(operands[op.inputs[0]].type) not in entry.types:
+    return True
+
+
+def _supported(
+    model: Model, sg: Subgraph, op: Operation, options: DeviceOptions, bad_pools: set[int], depth: int, usable: bool
+) -> bool:
+    """Whether the device runs `op`; `usable` is _all_usable(sg), which spares looking at each of its operands."""
+    entry = lookup(op.type)
+    inputs = op.inputs
+    if entry is None or not inputs:
+        return False
+    operands = sg.operands
+    if not usable and not _operands_usable(operands, chain(inputs, op.outputs), options.operand_types, bad_pools):
+        return False
+    if _as_type(operands[inputs[0]].type) not in entry.types:
         return False
     if op.type in _CONTROL_FLOW:
         # Validation has ruled out reference cycles; the depth bound is a second line of defence.
         if depth > len(model.referenced):
             return False
-        for i in op.inputs:
-            operand = sg.operands[i]
-            if operand.lifetime == OperandLifeTime.SUBGRAPH:
+        for i in inputs:
+            operand = operands[i]
+            if operand.lifetime == _SUBGRAPH_LIFETIME:
                 ref = model.referenced[operand.location.offset]
-                if not all(_supported(model, ref, inner, options, bad_pools, depth + 1) for inner in ref.operations):
-                    return False
+                inner_usable = _all_usable(ref, options, bad_pools)
+                for inner in ref.operations:
+                    if not _supported(model, ref, inner, options, bad_pools, depth + 1, inner_usable):
+                        return False
     return True

@@ -89,6 +89,9 @@ _PRIORITIES = frozenset(int(p) for p in Priority)
 
 def validate_preparation_args(preference: int, priority: int) -> None:
     """Raise INVALID_ARGUMENT for an execution preference (V21) or priority (V22) the HAL does not define."""
+    if preference.__class__ is int and priority.__class__ is int:
+        if preference in _PREFERENCES and priority in _PRIORITIES:
+            return
     for value, known, what, rule in (
         (preference, _PREFERENCES, "execution preference", "V21.execution_preference"),
         (priority, _PRIORITIES, "priority", "V22.priority"),

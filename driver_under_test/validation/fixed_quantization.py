@@ -27,7 +27,8 @@ FIXED_OUTPUT_QUANTIZATION: dict[tuple[int, int], dict[int, tuple[float, int]]] =
     (_O.HASHTABLE_LOOKUP, 1): {_Q8: (1.0, 0)},
     (_O.AXIS_ALIGNED_BBOX_TRANSFORM, 0): {_Q16A: (0.125, 0)},
 }
-_FIXED_OPERATIONS = frozenset(op for op, _ in FIXED_OUTPUT_QUANTIZATION)
+# The operations with at least one such output.
+FIXED_OPERATIONS = frozenset(op for op, _ in FIXED_OUTPUT_QUANTIZATION)
 
 
 def _same_scale(a: float, b: float) -> bool:
@@ -37,7 +38,7 @@ def _same_scale(a: float, b: float) -> bool:
 
 def check_fixed_output_quantization(op_type: int, outputs: Sequence[Operand], what: object) -> None:
     """Raise INVALID_ARGUMENT when an output the HAL fixes has another scale or zero point."""
-    if op_type not in _FIXED_OPERATIONS:
+    if op_type not in FIXED_OPERATIONS:
         return
     for position, operand in enumerate(outputs):
         fixed = FIXED_OUTPUT_QUANTIZATION.get((op_type, position), {}).get(operand.type)

@@ -3,16 +3,21 @@
 Checks run in a fixed order so that one model always fails with the same rule: limits, extension prefixes,
 every operand of every subgraph, each subgraph's input/output lists, subgraph references, every operation
 (type, operand indexes, signature, control flow), then data flow (writers, execution order, consumers).
+
+Every model is validated on every call, and most pass most checks: each operand, operation, input/output list
+and data flow is first judged by a fast check that only says yes (without building a message). Only what it
+does not accept goes through the complete check, which finds the first problem and names it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import attrgetter
 
 from driver_under_test.errors import DriverError, invalid
 from driver_under_test.faults import FaultSet, define
 from driver_under_test.validation.control_flow import CONTROL_FLOW_CHECKS
-from driver_under_test.validation.fixed_quantization import check_fixed_output_quantization
+from driver_under_test.validation.fixed_quantization import FIXED_OPERATIONS, check_fixed_output_quantization
 from driver_under_test.validation.limits import Limits, check_limit, exhausted
 from driver_under_test.validation.operands import (
     UINT32_MAX,
@@ -23,14 +28,39 @@ from driver_under_test.validation.operands import (
     check_operand,
     plain_operand_bytes,
 )
-from driver_under_test.validation.operations import SIGNATURES, check_signature
-from harness.hal import Model, OperandLifeTime, Operation, OperationType, Subgraph, is_extension_type
+from driver_under_test.validation.operations import SIGNATURES, check_signature, types_fit
+from harness.hal import (
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Subgraph,
+    is_extension_type,
+)
 from harness.hal.memory import Memory
 
 _LT = OperandLifeTime
 _WRITTEN = frozenset({_LT.TEMPORARY_VARIABLE, _LT.SUBGRAPH_OUTPUT})
 _OPERATION_TYPES = frozenset(SIGNATURES) | {OperationType.OEM_OPERATION}
 _OPERATION_TYPE_CLASSES = frozenset({int, OperationType})
+# Plain ints: reading an enum member off its class costs more than the comparison it is used in.
+_SUBGRAPH_LIFETIME = int(_LT.SUBGRAPH)
+_SUBGRAPH_INPUT = int(_LT.SUBGRAPH_INPUT)
+_SUBGRAPH_OUTPUT = int(_LT.SUBGRAPH_OUTPUT)
+_IO_SIDES = (("input", "input_indexes", _LT.SUBGRAPH_INPUT), ("output", "output_indexes", _LT.SUBGRAPH_OUTPUT))
+_NO_PREFIXES: frozenset[int] = frozenset()
+# Messages name operations: looking a name up beats asking the enum for it.
+_OPERATION_NAMES = {int(t): t.name for t in OperationType}
+_lifetime_of = attrgetter("lifetime")
+_type_of = attrgetter("type")
+_consumers_of = attrgetter("number_of_consumers")
+_INT_CLASS = frozenset({int})
+_TYPE_CLASSES = frozenset({int, OperandType})
+_NO_VALUE = int(_LT.NO_VALUE)
+# Operations whose checks go on past the signature.
+_CHECKED_FURTHER = FIXED_OPERATIONS | CONTROL_FLOW_CHECKS.keys()
 
 CONSUMER_COUNT_UNCHECKED = define(
     "consumer_count_unchecked",
@@ -56,30 +86,46 @@ class _OperationLabel:
 
     def __str__(self) -> str:
         what = f"{_name(self.subgraph)} operation {self.index}"
-        return what if self.type is None else f"{what} ({OperationType(self.type).name})"
+        return what if self.type is None else f"{what} ({_OPERATION_NAMES[self.type]})"
 
 
 def _subgraphs(model: Model, limits: Limits) -> list[Subgraph]:
     if not isinstance(model, Model):
         raise invalid("not a Model", "model.malformed")
-    referenced = as_list(model.referenced, "model.referenced")
-    check_limit(limits, "max_subgraphs", 1 + len(referenced), "the number of subgraphs")
+    referenced = model.referenced
+    if referenced.__class__ is not list:
+        referenced = as_list(referenced, "model.referenced")
+    # Compared here first: check_limit looks its limit up by name, a cost every model would pay.
+    if 1 + len(referenced) > limits.max_subgraphs:
+        check_limit(limits, "max_subgraphs", 1 + len(referenced), "the number of subgraphs")
     subgraphs = [model.main, *referenced]
+    operands = operations = 0
     for k, sg in enumerate(subgraphs):
         if not isinstance(sg, Subgraph):
             raise invalid(f"{_name(k)} is not a Subgraph", "model.malformed")
-        for field in ("operands", "operations", "input_indexes", "output_indexes"):
-            value = getattr(sg, field)
-            if value.__class__ is not list:
-                as_list(value, f"{_name(k)}.{field}")
-    check_limit(limits, "max_operands", sum(len(sg.operands) for sg in subgraphs), "the number of operands")
-    check_limit(limits, "max_operations", sum(len(sg.operations) for sg in subgraphs), "the number of operations")
+        if (
+            sg.operands.__class__ is not list
+            or sg.operations.__class__ is not list
+            or sg.input_indexes.__class__ is not list
+            or sg.output_indexes.__class__ is not list
+        ):
+            for field in ("operands", "operations", "input_indexes", "output_indexes"):
+                as_list(getattr(sg, field), f"{_name(k)}.{field}")
+        operands += len(sg.operands)
+        operations += len(sg.operations)
+    if operands > limits.max_operands:
+        check_limit(limits, "max_operands", operands, "the number of operands")
+    if operations > limits.max_operations:
+        check_limit(limits, "max_operations", operations, "the number of operations")
     return subgraphs
 
 
 def _extension_prefixes(model: Model) -> frozenset[int]:
     """Declared extension prefixes; names and prefixes must map one to one."""
-    entries = as_list(model.extension_name_to_prefix, "model.extension_name_to_prefix")
+    entries = model.extension_name_to_prefix
+    if entries.__class__ is list and not entries:
+        return _NO_PREFIXES
+    entries = as_list(entries, "model.extension_name_to_prefix")
     names: set[str] = set()
     prefixes: set[int] = set()
     for entry in entries:
@@ -97,69 +143,106 @@ def _extension_prefixes(model: Model) -> frozenset[int]:
 
 
 def _context(model: Model, prefixes: frozenset[int], limits: Limits, faults: FaultSet) -> ModelContext:
-    if not isinstance(model.operand_values, bytes | bytearray | memoryview):
+    values = model.operand_values
+    if values.__class__ is not bytes and not isinstance(values, bytes | bytearray | memoryview):
         raise invalid("model.operand_values must be bytes", "model.malformed")
-    pools = as_list(model.pools, "model.pools")
+    pools = model.pools
+    if pools.__class__ is not list:
+        pools = as_list(pools, "model.pools")
     sizes = []
     for k, pool in enumerate(pools):
         if not isinstance(pool, Memory):
             raise invalid(f"model pool {k} is not a shared memory", "V23.constant_pool")
         sizes.append(pool.size)
-    return ModelContext(len(model.operand_values), sizes, len(model.referenced), prefixes, limits, faults)
+    element_bound = min(limits.max_elements_per_operand, UINT32_MAX)
+    return ModelContext(
+        len(values), sizes, len(model.referenced), prefixes, limits, faults, limits.max_rank, element_bound
+    )
 
 
-def _check_operands(subgraphs: Sequence[Subgraph], ctx: ModelContext) -> None:
+def _check_operands(subgraphs: Sequence[Subgraph], ctx: ModelContext) -> list[bool]:
+    """Every operand, in order; per subgraph, whether all its operands were plain (int or OperandType types)."""
     total = 0
+    limit = ctx.limits.max_total_constant_bytes
+    plain = []
     for k, sg in enumerate(subgraphs):
+        all_plain = True
         for i, operand in enumerate(sg.operands):
             size = plain_operand_bytes(operand, ctx)
             if size is None:
                 size = check_operand(operand, f"{_name(k)} operand {i}", ctx)
+                all_plain = False
             total += size
-            if total > ctx.limits.max_total_constant_bytes:
-                raise exhausted(
-                    "max_total_constant_bytes",
-                    f"the model's constants exceed {ctx.limits.max_total_constant_bytes} bytes",
-                )
+            if total > limit:
+                raise exhausted("max_total_constant_bytes", f"the model's constants exceed {limit} bytes")
+        plain.append(all_plain)
+    return plain
 
 
-def _check_io_lists(sg: Subgraph, what: str) -> None:
-    """V7: inputIndexes/outputIndexes name exactly the SUBGRAPH_INPUT/SUBGRAPH_OUTPUT operands, once each."""
-    n = len(sg.operands)
-    lifetimes = [operand.lifetime for operand in sg.operands]
-    for side, indexes, lifetime in (
-        ("input", sg.input_indexes, _LT.SUBGRAPH_INPUT),
-        ("output", sg.output_indexes, _LT.SUBGRAPH_OUTPUT),
-    ):
+def _io_lists_hold(sg: Subgraph, lifetimes: list[object]) -> bool:
+    """True when _check_io_lists finds nothing, decided without building a message (False leaves it to it)."""
+    n = len(lifetimes)
+    inputs, outputs = sg.input_indexes, sg.output_indexes
+    for i in inputs:
+        if i.__class__ is not int or not 0 <= i < n or lifetimes[i] != _SUBGRAPH_INPUT:
+            return False
+    for i in outputs:
+        if i.__class__ is not int or not 0 <= i < n or lifetimes[i] != _SUBGRAPH_OUTPUT:
+            return False
+    # No index twice, and none of the lifetime left out.
+    return (
+        len(set(inputs)) == len(inputs) == lifetimes.count(_SUBGRAPH_INPUT)
+        and len(set(outputs)) == len(outputs) == lifetimes.count(_SUBGRAPH_OUTPUT)
+        and len(outputs) > 0
+    )
+
+
+def _check_io_lists(sg: Subgraph, k: int, lifetimes: list[object]) -> None:
+    """V7: inputIndexes/outputIndexes name exactly the SUBGRAPH_INPUT/SUBGRAPH_OUTPUT operands, once each.
+
+    `lifetimes` are those of the subgraph's operands, in order; the subgraph is named only in messages.
+    """
+    n = len(lifetimes)
+    for side, field, lifetime in _IO_SIDES:
+        indexes = getattr(sg, field)
         seen: set[int] = set()
         for position, value in enumerate(indexes):
-            i = value if value.__class__ is int else as_int(value, f"{what} {side} index {position}")
+            i = value if value.__class__ is int else as_int(value, f"{_name(k)} {side} index {position}")
             if not 0 <= i < n:
-                raise invalid(f"{what} {side} index {position} is {i}; the subgraph has {n} operands",
+                raise invalid(f"{_name(k)} {side} index {position} is {i}; the subgraph has {n} operands",
                               "V7.io_index_range")  # fmt: skip
             if i in seen:
-                raise invalid(f"{what} lists operand {i} twice as a subgraph {side}", "V7.io_index_duplicate")
+                raise invalid(f"{_name(k)} lists operand {i} twice as a subgraph {side}", "V7.io_index_duplicate")
             seen.add(i)
             if lifetimes[i] != lifetime:
                 raise invalid(
-                    f"{what} {side} operand {i} has lifetime {_LT(sg.operands[i].lifetime).name}, not {lifetime.name}",
+                    f"{_name(k)} {side} operand {i} has lifetime {_LT(lifetimes[i]).name}, not {lifetime.name}",
                     "V7.lifetime_vs_io_lists",
                 )
         # Every listed operand has the lifetime: as many operands with it as listed means none is left out.
         if lifetimes.count(lifetime) == len(seen):
             continue
-        for i, operand in enumerate(sg.operands):
-            if operand.lifetime == lifetime and i not in seen:
-                raise invalid(f"{what} operand {i} is {lifetime.name} but not a subgraph {side}",
+        for i, operand_lifetime in enumerate(lifetimes):
+            if operand_lifetime == lifetime and i not in seen:
+                raise invalid(f"{_name(k)} operand {i} is {lifetime.name} but not a subgraph {side}",
                               "V7.lifetime_vs_io_lists")  # fmt: skip
     if not sg.output_indexes:
-        raise invalid(f"{what} has no outputs", "V7.no_outputs")
+        raise invalid(f"{_name(k)} has no outputs", "V7.no_outputs")
 
 
-def _check_references(subgraphs: Sequence[Subgraph]) -> None:
-    """V25: subgraph references form no cycle and every referenced subgraph is reachable from main."""
+def _check_references(subgraphs: Sequence[Subgraph], lifetimes: list[list[object]]) -> None:
+    """V25: subgraph references form no cycle and every referenced subgraph is reachable from main.
+
+    `lifetimes` are those of each subgraph's operands.
+    """
+    if len(subgraphs) == 1:
+        # The operand checks leave no subgraph reference in a model without referenced subgraphs.
+        return
     edges = [
-        sorted({op.location.offset + 1 for op in sg.operands if op.lifetime == _LT.SUBGRAPH}) for sg in subgraphs
+        sorted({op.location.offset + 1 for op in sg.operands if op.lifetime == _SUBGRAPH_LIFETIME})
+        if _SUBGRAPH_LIFETIME in subgraph_lifetimes
+        else []
+        for sg, subgraph_lifetimes in zip(subgraphs, lifetimes)
     ]
     state = [0] * len(subgraphs)  # 0 unvisited, 1 on the current path, 2 done
     for root in range(len(subgraphs)):
@@ -210,30 +293,119 @@ def _indexes_in_range(indexes: object, n: int) -> bool:
     return True
 
 
-def _check_operations(model: Model, subgraphs: Sequence[Subgraph], prefixes: frozenset[int]) -> None:
+def _check_operations(
+    model: Model,
+    subgraphs: Sequence[Subgraph],
+    prefixes: frozenset[int],
+    lifetimes: list[list[object]],
+    plain: list[bool],
+) -> None:
+    """Every operation, in order; `lifetimes` and `plain` (all operands plain) are per subgraph."""
     for k, sg in enumerate(subgraphs):
         operands = sg.operands
         n = len(operands)
+        types = list(map(_type_of, operands))
+        if not plain[k] and not _TYPE_CLASSES.issuperset(map(type, types)):
+            types = None  # types_fit takes ints only: every operation takes the complete path
+        valued = [lifetime != _NO_VALUE for lifetime in lifetimes[k]] if _NO_VALUE in lifetimes[k] else None
         for j, op in enumerate(sg.operations):
-            what = _OperationLabel(k, j)
-            if op.__class__ is not Operation and (not hasattr(op, "inputs") or not hasattr(op, "outputs")):
-                raise invalid(f"{what} is not an Operation", "model.malformed")
-            t = _operation_type(op.type, prefixes, what)
-            if t in SIGNATURES:
+            t = None if types is None else _plain_signature(op, n, types, valued)
+            if t is None:
+                _check_operation(model, k, sg, j, op, prefixes)
+            elif t in _CHECKED_FURTHER:
+                what = _OperationLabel(k, j)
                 what.type = t
-            inputs, outputs = op.inputs, op.outputs
-            if not (_indexes_in_range(inputs, n) and _indexes_in_range(outputs, n)):
-                for side, indexes, rule in (("input", inputs, "V12.input_index"), ("output", outputs,
-                                                                                  "V13.output_index")):
-                    for position, value in enumerate(as_list(indexes, f"{what} {side}s")):
-                        i = as_uint32(value, f"{what} {side} {position}", rule)
-                        if i >= n:
-                            raise invalid(f"{what} {side} {position} is operand {i}; the subgraph has {n}", rule)
-            output_operands = [operands[i] for i in outputs]
-            check_signature(t, [operands[i] for i in inputs], output_operands, what)
-            check_fixed_output_quantization(t, output_operands, what)
-            if t in CONTROL_FLOW_CHECKS:
-                CONTROL_FLOW_CHECKS[t](model, sg, op, str(what))
+                _check_beyond_signature(model, sg, op, t, what, [operands[i] for i in op.outputs])
+
+
+def _plain_signature(op: object, n: int, types: list[object], valued: list[bool] | None) -> int | None:
+    """The type of an operation that passes every check up to its signature, decided without building a message.
+
+    `types` are those of the subgraph's n operands, `valued` whether each has a value (None: all of them). Only
+    operations of a SIGNATURES type are judged; None leaves the decision (and the message) to _check_operation.
+    """
+    if op.__class__ is not Operation:
+        return None
+    t = op.type  # type: ignore[attr-defined]
+    if t.__class__ not in _OPERATION_TYPE_CLASSES or t not in SIGNATURES:
+        return None
+    inputs, outputs = op.inputs, op.outputs  # type: ignore[attr-defined]
+    if inputs.__class__ is not list or outputs.__class__ is not list:
+        return None
+    indexes = inputs + outputs
+    for i in indexes:
+        if i.__class__ is not int or not 0 <= i < n:
+            return None
+    type_of = types.__getitem__
+    input_types = tuple(map(type_of, inputs))
+    output_types = tuple(map(type_of, outputs))
+    if valued is None:
+        holds = types_fit(t, input_types, output_types)
+    else:
+        holds = types_fit(t, input_types, output_types, tuple(map(valued.__getitem__, indexes)))
+    return t if holds else None  # type: ignore[no-any-return]
+
+
+def _check_operation(model: Model, k: int, sg: Subgraph, j: int, op: Operation, prefixes: frozenset[int]) -> None:
+    """Every check of operation j of subgraph k, in order; raises for the first problem."""
+    operands = sg.operands
+    n = len(operands)
+    what = _OperationLabel(k, j)
+    if op.__class__ is not Operation and (not hasattr(op, "inputs") or not hasattr(op, "outputs")):
+        raise invalid(f"{what} is not an Operation", "model.malformed")
+    t = _operation_type(op.type, prefixes, what)
+    if t in SIGNATURES:
+        what.type = t
+    inputs, outputs = op.inputs, op.outputs
+    if not (_indexes_in_range(inputs, n) and _indexes_in_range(outputs, n)):
+        for side, indexes, rule in (("input", inputs, "V12.input_index"), ("output", outputs, "V13.output_index")):
+            if indexes.__class__ is not list:
+                indexes = as_list(indexes, f"{what} {side}s")
+            for position, value in enumerate(indexes):
+                if value.__class__ is int and 0 <= value < n:
+                    continue  # what as_uint32 and the range accept, without naming the position
+                i = as_uint32(value, f"{what} {side} {position}", rule)
+                if i >= n:
+                    raise invalid(f"{what} {side} {position} is operand {i}; the subgraph has {n}", rule)
+    output_operands = [operands[i] for i in outputs]
+    check_signature(t, [operands[i] for i in inputs], output_operands, what)
+    _check_beyond_signature(model, sg, op, t, what, output_operands)
+
+
+def _check_beyond_signature(
+    model: Model, sg: Subgraph, op: Operation, t: int, what: _OperationLabel, output_operands: list[Operand]
+) -> None:
+    """The checks that follow the signature: fixed output quantization, then IF/WHILE against their subgraphs."""
+    check_fixed_output_quantization(t, output_operands, what)
+    if t in CONTROL_FLOW_CHECKS:
+        CONTROL_FLOW_CHECKS[t](model, sg, op, what)
+
+
+def _dataflow_holds(sg: Subgraph, writes: list[bool], consumers_checked: bool) -> bool:
+    """True when _check_dataflow finds nothing, decided in one pass and without building a message.
+
+    `writes[i]` tells whether operand i may be written (TEMPORARY_VARIABLE or SUBGRAPH_OUTPUT). False leaves the
+    decision (and the message) to _check_dataflow.
+    """
+    n = len(writes)
+    written = [False] * n
+    consumers = [0] * n
+    for op in sg.operations:
+        for i in op.inputs:
+            if writes[i] and not written[i]:
+                return False
+            consumers[i] += 1
+        for i in op.outputs:
+            if written[i] or not writes[i]:
+                return False
+            written[i] = True
+    if written != writes:
+        return False
+    if consumers_checked:
+        declared = list(map(_consumers_of, sg.operands))
+        if not _INT_CLASS.issuperset(map(type, declared)) or declared != consumers:
+            return False
+    return True
 
 
 def _check_dataflow(sg: Subgraph, what: str, faults: FaultSet) -> None:
@@ -287,13 +459,18 @@ def _check_dataflow(sg: Subgraph, what: str, faults: FaultSet) -> None:
 def _validate(model: Model, limits: Limits, faults: FaultSet) -> None:
     subgraphs = _subgraphs(model, limits)
     prefixes = _extension_prefixes(model)
-    _check_operands(subgraphs, _context(model, prefixes, limits, faults))
+    plain = _check_operands(subgraphs, _context(model, prefixes, limits, faults))
+    # The operands are valid from here on: each subgraph's lifetimes, read once for the checks that follow.
+    lifetimes = [list(map(_lifetime_of, sg.operands)) for sg in subgraphs]
     for k, sg in enumerate(subgraphs):
-        _check_io_lists(sg, _name(k))
-    _check_references(subgraphs)
-    _check_operations(model, subgraphs, prefixes)
+        if not _io_lists_hold(sg, lifetimes[k]):
+            _check_io_lists(sg, k, lifetimes[k])
+    _check_references(subgraphs, lifetimes)
+    _check_operations(model, subgraphs, prefixes, lifetimes, plain)
+    consumers_checked = not faults.active(CONSUMER_COUNT_UNCHECKED)
     for k, sg in enumerate(subgraphs):
-        _check_dataflow(sg, _name(k), faults)
+        if not _dataflow_holds(sg, list(map(_WRITTEN.__contains__, lifetimes[k])), consumers_checked):
+            _check_dataflow(sg, _name(k), faults)
 
 
 def validate_model(model: Model, limits: Limits, faults: FaultSet | None = None) -> None:

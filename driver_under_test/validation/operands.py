@@ -6,7 +6,7 @@ import math
 import operator
 import os
 from collections.abc import Container, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from driver_under_test.errors import invalid
 from driver_under_test.faults import FaultSet, define
@@ -31,6 +31,8 @@ _OEM_TYPES = frozenset({OperandType.OEM, OperandType.TENSOR_OEM_BYTE})
 _CONSTANT = frozenset({_LT.CONSTANT_COPY, _LT.CONSTANT_REFERENCE})
 # Lifetimes whose location must be all zeros.
 _NO_LOCATION = frozenset({_LT.TEMPORARY_VARIABLE, _LT.SUBGRAPH_INPUT, _LT.SUBGRAPH_OUTPUT, _LT.NO_VALUE})
+# Messages name types: looking a name up beats asking the enum for it.
+_TYPE_NAMES = {int(t): t.name for t in OperandType}
 _QUANT8_ASYMM = frozenset({OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED})
 
 ABORT_ON_UNKNOWN_OPERAND_TYPE = define(
@@ -95,22 +97,29 @@ def as_list(values: object, what: str, rule: str = "model.malformed") -> Sequenc
 
 def type_name(t: int) -> str:
     """The HAL name of an operand type, or its number."""
+    if t.__class__ is int or t.__class__ is OperandType:
+        return _TYPE_NAMES.get(t) or str(t)
     try:
         return OperandType(t).name
     except ValueError:
         return str(t)
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass pays for each field at construction, and one is built per validated model.
+@dataclass(slots=True)
 class ModelContext:
-    """What operand checks need from the whole model."""
+    """What operand checks need from the whole model (read only)."""
 
     operand_values_size: int
     pool_sizes: Sequence[int]
     subgraph_count: int  # len(model.referenced)
     extension_prefixes: Container[int]
     limits: Limits
-    faults: FaultSet = field(default_factory=FaultSet)
+    faults: FaultSet
+    # For plain_operand_bytes: the rank limit, and a bound on the element count that keeps each dimension a uint32
+    # (min(limits.max_elements_per_operand, UINT32_MAX)).
+    max_rank: int
+    element_bound: int
 
 
 def check_type(operand_type: object, what: str, prefixes: Container[int], faults: FaultSet | None = None) -> int:
@@ -310,13 +319,24 @@ def check_operand(operand: object, what: str, ctx: ModelContext) -> int:
 # --- the plain operand, accepted without building a single message --------------------------------------------
 
 _POSITIVE, _NON_NEGATIVE, _ZERO = 0, 1, 2  # what the scale of a type must be
+_EMPTY, _COPY, _REFERENCE, _SUBGRAPH_REFERENCE = 0, 1, 2, 3  # what the location must be, by lifetime
 _TYPE_CLASSES = frozenset({int, OperandType})
 _LIFETIME_CLASSES = frozenset({int, OperandLifeTime})
 
 
-def _plain_rule(t: OperandType) -> tuple[bool, int, int, int, int, bool] | None:
-    """(no dimensions allowed, scale rule, zero point range, element size, scalar) of a type; None for the types
-    whose checks need more than these (OEM, per-channel quantized)."""
+def _location_rules(subgraph: bool) -> dict[int, int]:
+    """The location rule of each lifetime a type may have (type and lifetime SUBGRAPH go together), by member."""
+    if subgraph:
+        return {_LT.SUBGRAPH: _SUBGRAPH_REFERENCE}
+    rules = {lt: _EMPTY for lt in _LT if lt != _LT.SUBGRAPH}
+    rules[_LT.CONSTANT_COPY] = _COPY
+    rules[_LT.CONSTANT_REFERENCE] = _REFERENCE
+    return rules
+
+
+def _plain_rule(t: OperandType) -> tuple[bool, int, int, int, int, bool, dict[int, int]] | None:
+    """(no dimensions allowed, scale rule, zero point range, element size, scalar, location rule by lifetime) of a
+    type; None for the types whose checks need more than these (OEM, per-channel quantized)."""
     if t in _OEM_TYPES or t == OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         return None
     if t in QUANTIZED_TYPES:
@@ -326,11 +346,13 @@ def _plain_rule(t: OperandType) -> tuple[bool, int, int, int, int, bool] | None:
     else:
         scale = _ZERO
     lo, hi = ZERO_POINT_RANGES.get(t, (0, 0))
-    size = 0 if t == OperandType.SUBGRAPH else element_size(t)
-    return is_scalar_type(t) or t == OperandType.SUBGRAPH, scale, lo, hi, size, is_scalar_type(t)
+    subgraph = t == OperandType.SUBGRAPH
+    size = 0 if subgraph else element_size(t)
+    return is_scalar_type(t) or subgraph, scale, lo, hi, size, is_scalar_type(t), _location_rules(subgraph)
 
 
-_PLAIN_TYPES = {int(t): rule for t in OperandType if (rule := _plain_rule(t)) is not None}
+# Keyed by the enum members, as models mostly hold them: a lookup then matches by identity.
+_PLAIN_TYPES = {t: rule for t in OperandType if (rule := _plain_rule(t)) is not None}
 
 
 def plain_operand_bytes(operand: object, ctx: ModelContext) -> int | None:
@@ -349,40 +371,41 @@ def plain_operand_bytes(operand: object, ctx: ModelContext) -> int | None:
     rule = _PLAIN_TYPES.get(t)
     if rule is None:
         return None
-    dimensionless, scale_rule, zp_lo, zp_hi, size, scalar = rule
+    dimensionless, scale_rule, zp_lo, zp_hi, size, scalar, location_rules = rule
+    lifetime = operand.lifetime  # type: ignore[attr-defined]
+    if lifetime.__class__ not in _LIFETIME_CLASSES:
+        return None
+    location_rule = location_rules.get(lifetime)
+    if location_rule is None:
+        return None
     dims = operand.dimensions  # type: ignore[attr-defined]
     if dims.__class__ is not list and dims.__class__ is not tuple:
         return None
     count = 1
     if dims:
-        limits = ctx.limits
-        if dimensionless or len(dims) > limits.max_rank:
+        if dimensionless or len(dims) > ctx.max_rank:
             return None
         for d in dims:
-            if d.__class__ is not int or not 0 <= d <= UINT32_MAX:
+            if d.__class__ is not int or d < 0:
                 return None
             if d:
                 count *= d
-        if count > limits.max_elements_per_operand:
+        # No known dimension exceeds their product: within the bound, each is a uint32 too.
+        if count > ctx.element_bound:
             return None
     s = operand.scale  # type: ignore[attr-defined]
     if s.__class__ is not float:
         return None
-    if scale_rule == _POSITIVE:
+    if scale_rule == _ZERO:
+        if s != 0.0:
+            return None
+    elif scale_rule == _POSITIVE:
         if not 0.0 < s < math.inf:
             return None
-    elif scale_rule == _NON_NEGATIVE:
-        if not 0.0 <= s < math.inf:
-            return None
-    elif s != 0.0:
+    elif not 0.0 <= s < math.inf:
         return None
     zp = operand.zero_point  # type: ignore[attr-defined]
     if zp.__class__ is not int or not zp_lo <= zp <= zp_hi or operand.extra_params is not None:  # type: ignore[attr-defined]
-        return None
-    lifetime = operand.lifetime  # type: ignore[attr-defined]
-    if lifetime.__class__ not in _LIFETIME_CLASSES or lifetime not in _LIFETIMES:
-        return None
-    if (t == OperandType.SUBGRAPH) != (lifetime == _LT.SUBGRAPH):
         return None
     loc = operand.location  # type: ignore[attr-defined]
     if loc.__class__ is not DataLocation:
@@ -390,19 +413,19 @@ def plain_operand_bytes(operand: object, ctx: ModelContext) -> int | None:
     pool, offset, length = loc.pool_index, loc.offset, loc.length
     if pool.__class__ is not int or offset.__class__ is not int or length.__class__ is not int:
         return None
-    if lifetime == _LT.CONSTANT_COPY or lifetime == _LT.CONSTANT_REFERENCE:
-        if not (0 <= pool <= UINT32_MAX and 0 <= offset <= UINT32_MAX and 0 <= length <= UINT32_MAX):
-            return None
-        if not scalar and (not dims or 0 in dims):
-            return None
-        if lifetime == _LT.CONSTANT_COPY:
-            available = ctx.operand_values_size if pool == 0 else -1
-        else:
-            available = ctx.pool_sizes[pool] if pool < len(ctx.pool_sizes) else -1
-        if available.__class__ is not int or offset + length > available:
-            return None
-        # With every dimension known, `count` is their product.
-        return length if length == size * (1 if scalar else count) else None
-    if lifetime == _LT.SUBGRAPH:
+    if location_rule == _EMPTY:
+        return 0 if pool == 0 and offset == 0 and length == 0 else None
+    if location_rule == _SUBGRAPH_REFERENCE:
         return 0 if pool == 0 and length == 0 and 0 <= offset < ctx.subgraph_count else None
-    return 0 if pool == 0 and offset == 0 and length == 0 else None
+    if not (0 <= pool <= UINT32_MAX and 0 <= offset <= UINT32_MAX and 0 <= length <= UINT32_MAX):
+        return None
+    if not scalar and (not dims or 0 in dims):
+        return None
+    if location_rule == _COPY:
+        available = ctx.operand_values_size if pool == 0 else -1
+    else:
+        available = ctx.pool_sizes[pool] if pool < len(ctx.pool_sizes) else -1
+    if available.__class__ is not int or offset + length > available:
+        return None
+    # With every dimension known, `count` is their product.
+    return length if length == size * (1 if scalar else count) else None

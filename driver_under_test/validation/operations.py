@@ -34,6 +34,10 @@ COMPARABLE = frozenset({TB8, F16, F32, TI32, Q8, Q8S})
 ANY_TENSOR_TYPES = frozenset({F16, F32, TI32, Q8, Q8S, Q8SYMM, QPC, Q16A, Q16S, TB8})
 # What IF and WHILE may pass to a subgraph: any HAL type but a subgraph reference.
 ANY_DATA_TYPES = frozenset(t for t in _T if t != _T.SUBGRAPH)
+# A plain int: reading an enum member off its class costs more than the comparison it is used in.
+_NO_VALUE = int(OperandLifeTime.NO_VALUE)
+# Messages name types: looking a name up beats asking the enum for it.
+_TYPE_NAMES = {int(t): t.name for t in _T}
 
 
 @dataclass(frozen=True)
@@ -460,6 +464,8 @@ def _possible_counts(entries: tuple[Entry, ...], groups: tuple[tuple[Slot, ...],
 
 
 def _type_name(t: int) -> str:
+    if t.__class__ is int or t.__class__ is _T:
+        return _TYPE_NAMES.get(t) or str(t)
     try:
         return _T(t).name
     except ValueError:
@@ -478,7 +484,7 @@ def _check_slots(
                 f"{slot.text.format(primary=primary_at)} ({names})",
                 "V10.operand_type_for_operation",
             )
-        if operand.lifetime == OperandLifeTime.NO_VALUE and not slot.optional:
+        if operand.lifetime == _NO_VALUE and not slot.optional:
             return invalid(f"{what} {side} {k} is required but has no value (NO_VALUE)", "V6.no_value_not_optional")
     return None
 
@@ -538,3 +544,49 @@ def check_signature(op_type: int, inputs: Sequence[Operand], outputs: Sequence[O
         first_error = first_error or error
     assert first_error is not None
     raise first_error
+
+
+# Per candidate form: the types each input accepts and whether it must have a value, then the same for outputs.
+_Typing = tuple[tuple[frozenset[int], ...], tuple[bool, ...], tuple[frozenset[int], ...], tuple[bool, ...]]
+
+
+@lru_cache(maxsize=4096)
+def _typings(op_type: int, n_inputs: int, n_outputs: int, primary: int) -> tuple[_Typing, ...]:
+    """The typing of each form that fits these counts, for this primary type (none if the operation refuses it)."""
+    if primary not in SIGNATURES[op_type].types:
+        return ()
+    return tuple(
+        (
+            tuple(slot.accepted[primary] for slot in in_slots),
+            tuple(not slot.optional for slot in in_slots),
+            tuple(slot.accepted[primary] for slot in out_slots),
+            tuple(not slot.optional for slot in out_slots),
+        )
+        for in_slots, out_slots in _fitting_forms(op_type, n_inputs, n_outputs)[1]
+    )
+
+
+@lru_cache(maxsize=4096)
+def types_fit(
+    op_type: int, input_types: tuple[int, ...], output_types: tuple[int, ...], valued: tuple[bool, ...] | None = None
+) -> bool:
+    """True when check_signature accepts an operation with operands of these types, decided without a message.
+
+    An operation of a SIGNATURES type, whose operands passed the operand checks with int (or OperandType) types.
+    `valued` tells, inputs then outputs, which operands have a value (None: all of them). The answer depends on
+    nothing else, so it is remembered; False leaves it to check_signature to name the problem.
+    """
+    spec = SIGNATURES[op_type]
+    types = output_types if spec.primary_is_output else input_types
+    if len(types) <= spec.primary_index:
+        return False
+    for in_types, in_required, out_types, out_required in _typings(
+        op_type, len(input_types), len(output_types), types[spec.primary_index]
+    ):
+        if not all(map(frozenset.__contains__, in_types, input_types)):
+            continue
+        if not all(map(frozenset.__contains__, out_types, output_types)):
+            continue
+        if valued is None or all(v or not r for v, r in zip(valued, in_required + out_required)):
+            return True
+    return False
