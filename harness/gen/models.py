@@ -30,6 +30,7 @@ from harness.gen.source import GenerationRejected, Source
 from harness.hal import Model, OperandLifeTime, OperandType, OperationType
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import OpSpec, Signature
+from harness.ops.common import QuietKernels
 
 __all__ = ["GeneratedModel", "ModelConfig", "default_operations", "generate_model"]
 
@@ -286,6 +287,12 @@ def _features(gen: Gen, main: Graph) -> frozenset[str]:
 
 def generate_model(source: Source, config: ModelConfig = ModelConfig()) -> GeneratedModel:  # noqa: B008
     """A random valid model drawn from `source` (GenerationRejected if the choices cannot make one)."""
+    # Generation runs a few kernels per model: one errstate for all of them (inf/NaN results are redrawn anyway).
+    with QuietKernels():
+        return _generate(source, config)
+
+
+def _generate(source: Source, config: ModelConfig) -> GeneratedModel:
     gen = Gen(source, config)
     gen.relaxed = gen.chance(config.relaxed_probability)
     plain, control = _operation_pool(config)

@@ -113,7 +113,8 @@ class RandomSource:
         self._left -= 1
         if self._left < 0:
             return 0 >= threshold
-        return int(self._random() * 1000) >= threshold
+        # int(x) >= threshold is x >= threshold for an x >= 0 and an integer threshold: no int() needed.
+        return self._random() * 1000 >= threshold
 
     def choice(self, seq: Sequence[T]) -> T:
         """One element of a non-empty sequence."""

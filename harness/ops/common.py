@@ -513,6 +513,22 @@ def quiet(fn: Callable[[KernelContext], list[np.ndarray]]) -> Callable[[KernelCo
     return wrapper
 
 
+class QuietKernels:
+    """Within the block, numpy floating-point warnings are off, so `quiet` kernels and from_real enter no
+    np.errstate of their own (a caller running many kernels pays for one instead of one per kernel)."""
+
+    __slots__ = ("_errstate", "_token")
+
+    def __enter__(self) -> None:
+        self._errstate = np.errstate(all="ignore")
+        self._errstate.__enter__()
+        self._token = _QUIET.set(True)
+
+    def __exit__(self, *exc: object) -> None:
+        _QUIET.reset(self._token)
+        self._errstate.__exit__(*exc)
+
+
 def silences_warnings(kernel: Callable[..., object]) -> bool:
     """True for a kernel wrapped by `quiet` (callers need no np.errstate of their own around it)."""
     return getattr(kernel, "silences_warnings", False) is True
