@@ -14,7 +14,7 @@ import numpy as np
 
 from harness.gen._config import ModelConfig
 from harness.gen.source import Source
-from harness.gen.sources import RandomSource
+from harness.gen.sources import RandomSource, coin_threshold
 from harness.hal import DataLocation, Operand, OperandLifeTime, OperandType, SymmPerChannelQuantParams
 from harness.hal.sizes import SCALAR_TYPES
 
@@ -165,11 +165,6 @@ class Graph:
         return [g for g in self.operands if g.value is not None and (g.produced or g.op.lifetime in READABLE_LIFETIMES)]
 
 
-# Per probability strictly between 0 and 1: the draw in [0, 999] from which Gen.chance comes up True. The
-# probabilities are the configuration's and a few constants.
-_THRESHOLDS: dict[float, int] = {}
-
-
 @dataclass
 class Gen:
     """The state of one generate_model call."""
@@ -190,15 +185,7 @@ class Gen:
 
     def chance(self, p: float) -> bool:
         """A biased coin from the source (as harness.gen._draw.chance)."""
-        threshold = _THRESHOLDS.get(p) if type(p) is float else None
-        if threshold is None:
-            if p <= 0.0:
-                return False
-            if p >= 1.0:
-                return True
-            threshold = 1000 - round(p * 1000)
-            if type(p) is float:
-                if len(_THRESHOLDS) > 256:
-                    _THRESHOLDS.clear()
-                _THRESHOLDS[p] = threshold
+        threshold = coin_threshold(p)
+        if threshold.__class__ is bool:
+            return threshold  # type: ignore[return-value]
         return self._integer(0, 999) >= threshold

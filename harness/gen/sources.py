@@ -60,8 +60,25 @@ def _at_width(x: float, lo: float, hi: float, width: int) -> float:
     return y
 
 
-# Per probability strictly between 0 and 1: the draw in [0, 999] from which RandomSource.chance comes up True.
+# Per probability strictly between 0 and 1: the draw in [0, 999] from which the coin comes up True.
 _THRESHOLDS: dict[float, int] = {}
+
+
+def coin_threshold(p: float) -> int | bool:
+    """The draw in [0, 999] from which a coin of probability p comes up True (as harness.gen._draw.chance tosses
+    it), or the outcome itself for p <= 0 or p >= 1, where nothing is drawn."""
+    threshold = _THRESHOLDS.get(p) if type(p) is float else None
+    if threshold is None:
+        if p <= 0.0:
+            return False
+        if p >= 1.0:
+            return True
+        threshold = 1000 - round(p * 1000)
+        if type(p) is float:
+            if len(_THRESHOLDS) > 256:
+                _THRESHOLDS.clear()
+            _THRESHOLDS[p] = threshold
+    return threshold
 
 
 class RandomSource:
@@ -98,17 +115,9 @@ class RandomSource:
     def chance(self, p: float) -> bool:
         """The biased coin of harness.gen._draw.chance (integer(0, 999) >= 1000 - round(p * 1000), nothing drawn
         for p <= 0 or p >= 1), in one call: generation tosses a few dozen per model."""
-        threshold = _THRESHOLDS.get(p) if type(p) is float else None
-        if threshold is None:
-            if p <= 0.0:
-                return False
-            if p >= 1.0:
-                return True
-            threshold = 1000 - round(p * 1000)
-            if type(p) is float:
-                if len(_THRESHOLDS) > 256:
-                    _THRESHOLDS.clear()
-                _THRESHOLDS[p] = threshold
+        threshold = coin_threshold(p)
+        if threshold.__class__ is bool:
+            return threshold  # type: ignore[return-value]
         # integer(0, 999), inline.
         self._left -= 1
         if self._left < 0:
