@@ -30,7 +30,6 @@ _LIFETIMES = frozenset(int(lt) for lt in OperandLifeTime)
 _OEM_TYPES = frozenset({OperandType.OEM, OperandType.TENSOR_OEM_BYTE})
 _CONSTANT = frozenset({_LT.CONSTANT_COPY, _LT.CONSTANT_REFERENCE})
 # Lifetimes whose location must be all zeros.
-_NO_LOCATION = frozenset({_LT.TEMPORARY_VARIABLE, _LT.SUBGRAPH_INPUT, _LT.SUBGRAPH_OUTPUT, _LT.NO_VALUE})
 # Messages name types: looking a name up beats asking the enum for it.
 _TYPE_NAMES = {int(t): t.name for t in OperandType}
 _QUANT8_ASYMM = frozenset({OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED})

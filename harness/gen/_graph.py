@@ -138,24 +138,17 @@ class Graph:
 
     def add_operation(self, op_type: int, inputs: list[GenOperand], outputs: list[GenOperand]) -> None:
         """Append an operation; its operands are committed and its outputs marked produced."""
-        # commit(g) inline for new operands: nearly every operand is committed here, once.
-        operands, graph_inputs = self.operands, self.inputs
+        commit = self.commit
         ins = []
         for g in inputs:
             if g.index < 0:
-                g.index = len(operands)
-                operands.append(g)
-                if g.op.lifetime == _SUBGRAPH_INPUT:
-                    graph_inputs.append(g.index)
+                commit(g)
             ins.append(g.index)
             g.consumers += 1
         outs = []
         for g in outputs:
             if g.index < 0:
-                g.index = len(operands)
-                operands.append(g)
-                if g.op.lifetime == _SUBGRAPH_INPUT:
-                    graph_inputs.append(g.index)
+                commit(g)
             outs.append(g.index)
             g.produced = True
         self.operations.append((int(op_type), ins, outs))

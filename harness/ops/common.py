@@ -495,24 +495,6 @@ def _merge(a: Sequence[int], b: Sequence[int]) -> tuple[int, ...] | None:
     return tuple(out)
 
 
-def quiet(fn: Callable[[KernelContext], list[np.ndarray]]) -> Callable[[KernelContext], list[np.ndarray]]:
-    """Run a kernel with numpy floating-point warnings silenced (inf/NaN results are legitimate outputs)."""
-
-    @functools.wraps(fn)
-    def wrapper(ctx: KernelContext) -> list[np.ndarray]:
-        if _QUIET.get():
-            return fn(ctx)
-        with np.errstate(all="ignore"):
-            token = _QUIET.set(True)
-            try:
-                return fn(ctx)
-            finally:
-                _QUIET.reset(token)
-
-    wrapper.silences_warnings = True  # type: ignore[attr-defined]
-    return wrapper
-
-
 class QuietKernels:
     """Within the block, numpy floating-point warnings are off, so `quiet` kernels and from_real enter no
     np.errstate of their own (a caller running many kernels pays for one instead of one per kernel)."""
@@ -527,6 +509,20 @@ class QuietKernels:
     def __exit__(self, *exc: object) -> None:
         _QUIET.reset(self._token)
         self._errstate.__exit__(*exc)
+
+
+def quiet(fn: Callable[[KernelContext], list[np.ndarray]]) -> Callable[[KernelContext], list[np.ndarray]]:
+    """Run a kernel with numpy floating-point warnings silenced (inf/NaN results are legitimate outputs)."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx: KernelContext) -> list[np.ndarray]:
+        if _QUIET.get():
+            return fn(ctx)
+        with QuietKernels():
+            return fn(ctx)
+
+    wrapper.silences_warnings = True  # type: ignore[attr-defined]
+    return wrapper
 
 
 def silences_warnings(kernel: Callable[..., object]) -> bool:
