@@ -9,6 +9,7 @@ harness.case.json_model exactly (CONSTANT_COPY values packed in operand order, m
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from harness.case.pools import pool_from_json
 from harness.gen._draw import permutation
@@ -138,8 +139,20 @@ class _Layout:
         return out
 
 
-def _subgraph(graph: Graph, layout: _Layout) -> tuple[dict, Subgraph]:
-    """The JSON and hal.Subgraph of a graph; its CONSTANT_COPY values are appended to operandValues on the way."""
+def _subgraph(graph: Graph, layout: _Layout) -> Subgraph:
+    """The hal.Subgraph of a graph; its CONSTANT_COPY values are appended to operandValues on the way."""
+    for g in graph.operands:
+        if g.op.lifetime == _CONSTANT_COPY:
+            layout.copy(g)
+    ops = [
+        Operation(_OP_TYPES[t] if t in _OP_TYPES else OperationType(t), list(i), list(o))
+        for t, i, o in graph.operations
+    ]
+    return Subgraph([g.op for g in graph.operands], ops, list(graph.inputs), list(graph.outputs))
+
+
+def _subgraph_json(graph: Graph) -> dict:
+    """The JSON of a graph whose operands are laid out (_subgraph placed its CONSTANT_COPY values)."""
     operands_json = []
     append = operands_json.append
     for g in graph.operands:
@@ -158,7 +171,6 @@ def _subgraph(graph: Graph, layout: _Layout) -> tuple[dict, Subgraph]:
         if extra is not None and isinstance(extra, SymmPerChannelQuantParams):
             d["channelQuant"] = {"channelDim": extra.channel_dim, "scales": list(extra.scales)}
         if lifetime == _CONSTANT_COPY:
-            layout.copy(g)
             d["value"] = g.value.ravel().tolist()  # type: ignore[union-attr]
         elif lifetime == _CONSTANT_REFERENCE:
             loc = op.location
@@ -167,25 +179,30 @@ def _subgraph(graph: Graph, layout: _Layout) -> tuple[dict, Subgraph]:
         elif lifetime == _SUBGRAPH:
             d["location"] = {"offset": op.location.offset}
         append(d)
-    ops = [
-        Operation(_OP_TYPES[t] if t in _OP_TYPES else OperationType(t), list(i), list(o))
-        for t, i, o in graph.operations
-    ]
-    sub = Subgraph([g.op for g in graph.operands], ops, list(graph.inputs), list(graph.outputs))
-    js = {
+    return {
         "operands": operands_json,
         "operations": [{"type": _OP_NAMES[t], "inputs": list(i), "outputs": list(o)} for t, i, o in graph.operations],
         "inputIndexes": list(graph.inputs),
         "outputIndexes": list(graph.outputs),
     }
-    return js, sub
 
 
-def assemble(gen: Gen, main: Graph) -> tuple[dict, Callable[[], Model]]:
-    """The model JSON of a finished generation (main outputs must be chosen) and a builder of its hal.Model.
+@dataclass(frozen=True)
+class Assembled:
+    """What a finished generation turns into: makers of its JSON, its hal.Model and the model's pools."""
 
-    Every choice is drawn here; the builder only creates objects and the shared memory pools, so a caller that
-    needs the JSON alone pays for no memory.
+    make_json: Callable[[], dict]  # the case-format JSON, made from the generated operands when called
+    build: Callable[[], Model]  # a new hal.Model, with new pools
+    new_pools: Callable[[], list[Memory]]  # new pools with the content the built model's pools start with
+
+
+def assemble(gen: Gen, main: Graph) -> Assembled:
+    """The JSON and hal.Model makers of a finished generation (main outputs must be chosen).
+
+    Every choice is drawn and every location is laid out here; the makers only create objects (and the builder
+    the shared memory pools), so a caller pays for the JSON or the memory only when it asks for them. The JSON
+    reads the operands when it is made: they must not change in between (nothing changes them once the model
+    is assembled; mutations work on copies, and a driver is handed the model to read).
     """
     refs: list[GenOperand] = []
     _mark_lifetimes(main, refs)
@@ -193,24 +210,28 @@ def assemble(gen: Gen, main: Graph) -> tuple[dict, Callable[[], Model]]:
         _mark_lifetimes(graph, refs)
     layout = _Layout(gen, refs)
     # CONSTANT_COPY values are laid out in operand order, main first: the order the subgraphs are converted in.
-    main_json, main_sub = _subgraph(main, layout)
-    referenced = [_subgraph(graph, layout) for graph in gen.referenced]
-    model_json = dict(main_json)
-    model_json["relaxComputationFloat32toFloat16"] = bool(gen.relaxed)
-    if referenced:
-        model_json["referenced"] = [js for js, _ in referenced]
-    if layout.pools:
-        model_json["pools"] = [dict(p) for p in layout.pools]
+    main_sub = _subgraph(main, layout)
+    referenced_subs = [_subgraph(graph, layout) for graph in gen.referenced]
+    referenced_graphs = list(gen.referenced)
     values = bytes(layout.values)
     relaxed = bool(gen.relaxed)
+
+    def make_json() -> dict:
+        model_json = _subgraph_json(main)
+        model_json["relaxComputationFloat32toFloat16"] = relaxed
+        if referenced_graphs:
+            model_json["referenced"] = [_subgraph_json(graph) for graph in referenced_graphs]
+        if layout.pools:
+            model_json["pools"] = [dict(p) for p in layout.pools]
+        return model_json
 
     def build() -> Model:
         return Model(
             main=main_sub,
-            referenced=[sub for _, sub in referenced],
+            referenced=list(referenced_subs),
             operand_values=values,
             pools=layout.memories(),
             relax_computation_float32_to_float16=relaxed,
         )
 
-    return model_json, build
+    return Assembled(make_json, build, layout.memories)

@@ -19,7 +19,7 @@ import numpy as np
 
 from harness import ops
 from harness.gen import _recipes_basic, _recipes_detect, _recipes_nn, _recipes_rnn  # noqa: F401  (registers recipes)
-from harness.gen._assemble import assemble, choose_main_outputs
+from harness.gen._assemble import Assembled, assemble, choose_main_outputs
 from harness.gen._config import ModelConfig
 from harness.gen._control import CONTROL_FLOW_OPS, draw_control_flow
 from harness.gen._graph import Gen, Graph, OpRejected
@@ -28,6 +28,7 @@ from harness.gen._recipes import FREE_QUANT, RECIPES, recipe_for
 from harness.gen._values import QUANTIZED
 from harness.gen.source import GenerationRejected, Source
 from harness.hal import Model, OperandLifeTime, OperandType, OperationType
+from harness.hal.memory import Memory
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import OpSpec, Signature
 from harness.ops.common import QuietKernels
@@ -80,18 +81,19 @@ NEEDS_RECIPE = frozenset(
 class GeneratedModel:
     """A generated model: its case-format JSON, the hal.Model, and one value per main input.
 
-    `model` is built on first use (with its shared memory pools); `close()` releases the pools if it was.
-    `features` is worked out on first read too (only tests and statistics read it), from the generated operands,
-    which the built model shares: read it before changing `model` in place (mutations work on copies).
+    `model_json` is made on first read and `model` built on first use (with its shared memory pools); `close()`
+    releases the pools if it was. `features` is worked out on first read too (only tests and statistics read it).
+    All three are made from the generated operands, which the built model shares: read them before changing
+    `model` in place (mutations work on copies).
     """
 
-    model_json: dict
-    build: Callable[[], Model] = field(repr=False)
+    assembled: Assembled = field(repr=False)
     inputs: list[np.ndarray | None]  # stored dtype and actual shape; None = no value (hasNoValue)
     outputs: list[np.ndarray] = field(default_factory=list)  # what the reference kernels gave while generating
     # Which generator features the model exercises, or what works them out.
     describe: frozenset[str] | Callable[[], frozenset[str]] = field(default=frozenset(), repr=False)
     _model: Model | None = field(default=None, repr=False)
+    _model_json: dict | None = field(default=None, repr=False)
     _features: frozenset[str] | None = field(default=None, repr=False)
 
     @property
@@ -103,16 +105,27 @@ class GeneratedModel:
         return self._features
 
     @property
+    def model_json(self) -> dict:
+        """The case-format JSON (model_from_json of it gives a model equal to `model`), made once."""
+        if self._model_json is None:
+            self._model_json = self.assembled.make_json()
+        return self._model_json
+
+    @property
     def model(self) -> Model:
         """The hal.Model (equal to model_from_json(model_json)), built once."""
         if self._model is None:
-            self._model = self.build()
+            self._model = self.assembled.build()
         return self._model
 
     @property
     def built(self) -> bool:
         """True once `model` has been built (and its pools created)."""
         return self._model is not None
+
+    def new_pools(self) -> list[Memory]:
+        """New pools holding what the model's pools held when it was built (the caller closes them)."""
+        return self.assembled.new_pools()
 
     def close(self) -> None:
         """Release the model's shared memory pools (nothing to do if it was never built)."""
@@ -316,10 +329,10 @@ def _generate(source: Source, config: ModelConfig) -> GeneratedModel:
     if not main.operations:
         raise GenerationRejected("no operation could be drawn")
     choose_main_outputs(gen, main)
-    model_json, build = assemble(gen, main)
+    assembled = assemble(gen, main)
     operands = main.operands
     inputs = [operands[i].value for i in main.inputs]
     outputs = [operands[i].value for i in main.outputs]
     # The operands are final here (nothing changes them once the model is assembled): features are read from
     # them on demand.
-    return GeneratedModel(model_json, build, inputs, outputs, functools.partial(_features, gen, main))
+    return GeneratedModel(assembled, inputs, outputs, functools.partial(_features, gen, main))

@@ -7,6 +7,7 @@ the Atheris script, the Hypothesis property test and `nnfuzz repro`. Registering
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Protocol
 
@@ -17,11 +18,26 @@ from harness.oracle.verdict import Verdict
 CASE_FORMAT_VERSION = 1
 
 
+class DeferredJSON:
+    """A case's model JSON, made when it is first read.
+
+    A fuzz loop judges most cases without ever reading their JSON (it is read to report, store or print a case),
+    so a target that can make it later from what it generated passes the maker instead. The maker must give what
+    the JSON would have been at decode time: it may only read what nothing changes afterwards.
+    """
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], dict]) -> None:
+        self.make = make
+
+
 @dataclass
 class Case:
     """One self-contained test input, serializable to readable JSON.
 
-    model: the case-format model JSON (harness.case.model_to_json schema, with pools and referenced subgraphs).
+    model: the case-format model JSON (harness.case.model_to_json schema, with pools and referenced subgraphs);
+           given as a DeferredJSON, it is made when first read.
     request: the request and its pool layout: {"pools": [{"kind", "size", ...}], "inputs": [argument...],
              "outputs": [argument...]}, an argument being {"hasNoValue", "poolIndex", "offset", "length",
              "dimensions"}; None when the target does not execute.
@@ -47,13 +63,14 @@ class Case:
         the model `model_from_json(self.model)` gives (the target's tests check it), so that what ran is what the
         stored JSON replays.
         """
-        self.__dict__["_attached"] = (self.model, model)
+        self.__dict__["_attached"] = (self.__dict__["_model_given"], model)
         return self
 
     def take_model(self) -> Model | None:
         """The attached hal.Model, once (the caller then owns its pools); None when there is none to take."""
         attached = self.__dict__.pop("_attached", None)
-        if attached is None or attached[0] is not self.model:  # a case given other JSON since runs that JSON
+        # A case given other JSON since runs that JSON.
+        if attached is None or attached[0] is not self.__dict__["_model_given"]:
             return None
         return attached[1]
 
@@ -74,6 +91,23 @@ class Case:
     def dumps(self) -> str:
         """Readable JSON text."""
         return json.dumps(self.to_json(), indent=1, sort_keys=True)
+
+
+def _read_model(case: Case) -> dict:
+    model = case.__dict__["_model"]
+    if model.__class__ is DeferredJSON:
+        model = case.__dict__["_model"] = model.make()
+    return model
+
+
+def _write_model(case: Case, model: dict | DeferredJSON) -> None:
+    case.__dict__["_model"] = model
+    case.__dict__["_model_given"] = model  # what attach_model and take_model compare (made JSON or not)
+
+
+# The model field, read through the maker when it was deferred (set after the dataclass has made its methods, which
+# then read and write the field through it).
+Case.model = property(_read_model, _write_model, doc="The case-format model JSON.")  # type: ignore[assignment]
 
 
 class Target(Protocol):

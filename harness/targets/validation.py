@@ -8,10 +8,11 @@ leave the model valid is never reported as a driver failure.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 from harness.case import model_from_json, model_to_json, pools_from_json
-from harness.gen.models import ModelConfig, generate_model
+from harness.gen.models import GeneratedModel, ModelConfig, generate_model
 from harness.gen.mutations import apply_random
 from harness.gen.source import Source
 from harness.hal import Device, Model, OperandLifeTime
@@ -34,7 +35,7 @@ from harness.targets._common import (
     prepare,
     supported_operations,
 )
-from harness.targets.base import Case, register_target
+from harness.targets.base import Case, DeferredJSON, register_target
 
 # How often (out of 8) decode leaves the model valid, mutates the model, or mutates the preparation arguments.
 DEFAULT_KINDS = ("valid", "valid", "model", "model", "model", "model", "model", "preparation")
@@ -54,14 +55,19 @@ class ValidationTarget:
         generated = generate_model(source, self.config)
         kind = source.choice(self.kinds)
         execution = {"preference": DEFAULT_PREFERENCE, "priority": DEFAULT_PRIORITY}
+        # The JSON is made when the case is read (run never reads it), from what generation and the mutation made;
+        # the driver only reads the model it is handed (over the real HAL it gets a copy).
+        model_json: dict | DeferredJSON = DeferredJSON(lambda: generated.model_json)
         if kind == "valid":
-            case = Case(self.name, generated.model_json, execution=execution, expect={"valid": True})
+            case = Case(self.name, model_json, execution=execution, expect={"valid": True})
             return case.attach_model(generated.model)
         if kind == "model":
             mutation, model = apply_random("model", generated.model, source)
-            model_json = model_to_json(model, like=(generated.model, generated.model_json))
-            if not _pools_as_generated(generated.model, model):
+            if _pools_as_generated(generated.model, model):
+                model_json = DeferredJSON(functools.partial(_mutated_json, generated, model))
+            else:
                 # Bytes the mutation left unreferenced would survive in the old pools but not in the JSON.
+                model_json = model_to_json(model, like=(generated.model, generated.model_json))
                 old = model
                 model = replace(old, pools=pools_from_json(model_json))
                 close_model_pools(old)
@@ -69,7 +75,7 @@ class ValidationTarget:
         else:
             mutation, arguments = apply_random("preparation", None, source)
             execution.update(_preparation_arguments(arguments))
-            model_json, model = generated.model_json, generated.model
+            model = generated.model
         expect = {"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v}
         return Case(self.name, model_json, execution=execution, expect=expect).attach_model(model)
 
@@ -121,6 +127,21 @@ def _validator_kind(model: Model, preference: int, priority: int) -> str | None:
     if validate_preparation(preference, priority):
         return "preparation"
     return None
+
+
+def _mutated_json(generated: GeneratedModel, mutated: Model) -> dict:
+    """The JSON of a mutation of `generated` that kept its pools, on new pools of the same content.
+
+    The case's run closes the pools it was given, and the JSON may be made after it: the values the mutated model
+    refers to are read from new pools, made as the generated ones were (mutations never write into pools).
+    """
+    pools = generated.new_pools()
+    try:
+        original = replace(generated.model, pools=pools)
+        return model_to_json(replace(mutated, pools=list(pools)), like=(original, generated.model_json))
+    finally:
+        for pool in pools:
+            pool.close()
 
 
 def _pools_as_generated(original: Model, mutated: Model) -> bool:

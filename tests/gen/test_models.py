@@ -284,6 +284,37 @@ def test_model_is_built_on_first_use_and_closes_its_pools() -> None:
     assert all(pool.closed for pool in pools)
 
 
+def test_the_json_is_made_on_first_read_and_equals_the_built_model() -> None:
+    g = generate_model(RandomSource(next(s for s, g in _generated(range(100)) if g.model_json.get("pools"))))
+    assert g._model_json is None
+    rebuilt = model_from_json(g.model_json)
+    try:
+        assert g.model_json is g.model_json
+        assert rebuilt.main == g.model.main and rebuilt.referenced == g.model.referenced
+        assert rebuilt.operand_values == g.model.operand_values
+    finally:
+        g.close()
+        for pool in rebuilt.pools:
+            pool.close()
+
+
+def test_new_pools_hold_what_the_built_models_pools_hold() -> None:
+    compared = 0
+    for _seed, g in _generated(range(150)):
+        if not g.model_json.get("pools"):
+            continue
+        fresh = g.new_pools()
+        try:
+            assert [p.read(0, p.size) for p in fresh] == [p.read(0, p.size) for p in g.model.pools]
+            assert [p is q for p, q in zip(fresh, g.model.pools)] == [False] * len(fresh)
+        finally:
+            g.close()
+            for pool in fresh:
+                pool.close()
+        compared += 1
+    assert compared > 10
+
+
 def test_generation_is_fast_enough_for_fuzzing() -> None:
     # A loose bound (the measured mean is about half a millisecond): generation must not dominate a fuzz target.
     started = time.process_time()

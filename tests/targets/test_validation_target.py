@@ -136,6 +136,22 @@ def test_the_model_decode_hands_to_run_is_the_one_its_json_replays() -> None:
     assert compared > 250
 
 
+def test_a_case_gives_the_same_json_after_its_run_as_right_after_decoding(device) -> None:
+    # The JSON is made when first read, from what decode made: running the case (which closes the pools it was
+    # handed) must not change it, for valid, mutated and preparation cases alike.
+    kinds = set()
+    for seed in range(200):
+        try:
+            before = TARGET.decode(RandomSource(seed)).dumps()
+        except GenerationRejected:
+            continue
+        case = TARGET.decode(RandomSource(seed))
+        TARGET.run(case, device)
+        assert case.dumps() == before, (seed, case.expect)
+        kinds.add(case.expect.get("kind", "valid"))
+    assert kinds == {"valid", "model", "preparation"}
+
+
 def test_an_attached_model_is_taken_once_and_only_for_the_json_it_came_with() -> None:
     case = TARGET.decode(RandomSource(3))
     model = case.take_model()
