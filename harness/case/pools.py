@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from harness.hal.memory import (
     HWB_FORMAT_R8G8B8A8_UNORM,
     Memory,
@@ -52,6 +55,10 @@ _CREATORS = {
 }
 
 
+# The kinds whose memory's offset and size the description alone gives.
+_DEFERRABLE = frozenset({MemoryKind.ASHMEM.value, MemoryKind.MMAP_FD.value})
+
+
 def pool_from_json(d: dict) -> Memory:
     """A new zero-filled memory as a pool description asks ({"kind", "size"}, plus kind-specific keys)."""
     try:
@@ -59,6 +66,25 @@ def pool_from_json(d: dict) -> Memory:
     except (KeyError, ValueError):
         raise ValueError(f"pool {d!r} has no valid kind (one of {[k.value for k in MemoryKind]})") from None
     return _CREATORS[kind](d)
+
+
+def deferred_pool_from_json(d: dict, fill: Callable[[Memory], None]) -> Memory:
+    """pool_from_json(d) with `fill(memory)` done to it, made when first used (Memory.deferred) for the kinds
+    whose offset the description gives (ashmem, mmap_fd); other kinds are made at once."""
+    kind = d.get("kind")
+    if kind not in _DEFERRABLE:
+        return _filled(d, fill)
+    return Memory.deferred(kind, int(d.get("offset", 0)), int(d["size"]), functools.partial(_filled, d, fill))
+
+
+def _filled(d: dict, fill: Callable[[Memory], None]) -> Memory:
+    memory = pool_from_json(d)
+    try:
+        fill(memory)
+    except BaseException:
+        memory.close()
+        raise
+    return memory
 
 
 def pool_to_json(memory: Memory) -> dict:

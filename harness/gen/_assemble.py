@@ -8,10 +8,11 @@ harness.case.json_model exactly (CONSTANT_COPY values packed in operand order, m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.case.pools import pool_from_json
+from harness.case.pools import deferred_pool_from_json
 from harness.gen._draw import permutation
 from harness.gen._graph import Gen, GenOperand, Graph
 from harness.hal import (
@@ -124,19 +125,16 @@ class _Layout:
         g.op.location = DataLocation(0, offset, len(raw))
 
     def memories(self) -> list[Memory]:
-        """New shared memory pools holding the CONSTANT_REFERENCE values (all closed again on error)."""
-        out: list[Memory] = []
-        try:
-            for desc, chunks in zip(self.pools, self.pool_data):
-                memory = pool_from_json(desc)
-                out.append(memory)
-                for offset, raw in chunks:
-                    memory.write(offset, raw)
-        except BaseException:
-            for memory in out:
-                memory.close()
-            raise
-        return out
+        """New shared memory pools holding the CONSTANT_REFERENCE values (made when first used, where they can be)."""
+        return [
+            deferred_pool_from_json(desc, functools.partial(_write_chunks, chunks))
+            for desc, chunks in zip(self.pools, self.pool_data)
+        ]
+
+
+def _write_chunks(chunks: list[tuple[int, bytes]], memory: Memory) -> None:
+    for offset, raw in chunks:
+        memory.write(offset, raw)
 
 
 def _subgraph(graph: Graph, layout: _Layout) -> Subgraph:

@@ -41,6 +41,7 @@ import struct
 import tempfile
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -130,6 +131,14 @@ def _check_create_size(size: int) -> int:
     return size
 
 
+def _nothing_to_close() -> None:
+    """The finalizer of a deferred memory whose fd was never made."""
+
+
+# Guards making deferred memories' fds (a driver's worker threads may be first to use one).
+_DEFERRED_LOCK = threading.Lock()
+
+
 def _close_quietly(fd: int) -> None:
     try:
         os.close(fd)
@@ -149,8 +158,17 @@ class Memory:
         *,
         hardware_buffer: HardwareBufferDesc | None = None,
     ) -> None:
-        self.kind = MemoryKind(kind)
-        self.fd = _check_int("fd", fd, 0, 1 << 31)
+        kind = MemoryKind(kind)
+        fd = _check_int("fd", fd, 0, 1 << 31)
+        self._set_up(kind, offset, size, hardware_buffer)
+        self.fd = fd
+        # The fd is owned: closed by close() or, failing that, when the handle is collected, so fuzz loops
+        # do not run out of descriptors.
+        self._finalizer = weakref.finalize(self, _close_quietly, fd)
+
+    def _set_up(self, kind: MemoryKind, offset: int, size: int, hardware_buffer: HardwareBufferDesc | None) -> None:
+        """Everything but the fd and its finalizer."""
+        self.kind = kind
         self.offset = _check_int("offset", offset, 0, _U64_MAX)
         self.size = _check_int("size", size, 0, _U64_MAX)
         self.hardware_buffer = hardware_buffer
@@ -163,9 +181,44 @@ class Memory:
         # after all (a copy through the mapping is cheaper than a system call).
         self._io_access: int | None = None
         self._io_left = _IO_BEFORE_MAPPING
-        # The fd is owned: closed by close() or, failing that, when the handle is collected, so fuzz loops
-        # do not run out of descriptors.
-        self._finalizer = weakref.finalize(self, _close_quietly, fd)
+
+    @classmethod
+    def deferred(cls, kind: MemoryKind | str, offset: int, size: int, create: Callable[[], Memory]) -> Memory:
+        """A memory whose shared memory `create()` makes when its fd is first used (closing it before makes none).
+
+        `create` must return a new memory of this kind, offset and size; this one takes its fd over. A model's
+        pools a driver turns down before touching them then cost no file (fuzz cases are mostly such models),
+        while a driver that uses them finds the same memory as if it had been made at once.
+        """
+        memory = cls.__new__(cls)
+        memory._set_up(MemoryKind(kind), offset, size, None)
+        memory._finalizer = _nothing_to_close
+        memory._create = create
+        return memory
+
+    def __getattr__(self, name: str) -> object:
+        # Only reached for attributes not set: a deferred memory's fd, made here on first use.
+        create = self.__dict__.get("_create")
+        if name != "fd" or create is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        with _DEFERRED_LOCK:
+            if "fd" not in self.__dict__:
+                self._take_fd_of(None if self._closed else create())
+        return self.__dict__["fd"]
+
+    def _take_fd_of(self, made: Memory | None) -> None:
+        """Own the fd of a memory just made for this deferred one (-1, a closed fd, when it was closed unmade)."""
+        if made is None:
+            self.fd = -1
+        else:
+            if (made.kind, made.offset, made.size) != (self.kind, self.offset, self.size):
+                made.close()
+                raise ValueError(f"a deferred {self.kind.value} memory was made as {made!r}")
+            made._finalizer.detach()
+            self.fd = made.fd
+            self._io_access = made._io_access
+            self._finalizer = weakref.finalize(self, _close_quietly, made.fd)
+        del self._create
 
     @classmethod
     def from_fd(cls, kind: MemoryKind | str, fd: int, offset: int, size: int) -> Memory:
@@ -335,7 +388,8 @@ class Memory:
 
     def __repr__(self) -> str:
         state = " closed" if self._closed else ""
-        return f"<Memory {self.kind.value} fd={self.fd} offset={self.offset} size={self.size}{state}>"
+        fd = self.__dict__.get("fd", "deferred")  # a repr does not make a deferred memory's fd
+        return f"<Memory {self.kind.value} fd={fd} offset={self.offset} size={self.size}{state}>"
 
 
 def _new_memfd(name: str, length: int) -> int:

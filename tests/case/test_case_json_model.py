@@ -10,6 +10,7 @@ import struct
 import pytest
 
 from harness.case import CaseFormatError, model_from_json, model_to_json, pools_from_json
+from harness.case.pools import deferred_pool_from_json, pool_from_json, pool_to_json
 from harness.hal import (
     DataLocation,
     MemoryKind,
@@ -299,3 +300,23 @@ def test_a_pool_model_from_json_fills_is_what_pools_from_json_gives() -> None:
     alone = [p.read(0, p.size) for p in pools_from_json(d)]
     assert alone == built
     assert alone[1] == bytes(4) + struct.pack("<2f", 1.5, -2.0) + bytes(4)
+
+
+def test_a_deferred_pool_from_json_holds_what_pool_from_json_and_the_fill_give() -> None:
+    def fill(memory) -> None:
+        memory.write(4, b"\x01\x02")
+
+    for desc in (
+        {"kind": "ashmem", "size": 16},
+        {"kind": "mmap_fd", "size": 16, "offset": 3},
+        {"kind": "hardware_buffer_blob", "size": 16},
+    ):
+        deferred, eager = deferred_pool_from_json(desc, fill), pool_from_json(desc)
+        fill(eager)
+        try:
+            assert pool_to_json(deferred) == pool_to_json(eager) == desc
+            assert (deferred.offset, deferred.size) == (eager.offset, eager.size)
+            assert deferred.read(0, 16) == eager.read(0, 16)
+        finally:
+            deferred.close()
+            eager.close()

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 
@@ -347,3 +348,64 @@ def test_a_memory_read_and_written_many_times_keeps_its_bytes_across_the_switch_
             mem.write(k, bytes([k + 1]))
             assert mem.read(0, k + 1) == bytes(range(1, k + 2))
         assert os.pread(mem.fd, 40, 7) == bytes(range(1, 41))
+
+
+def _counted(made: list[Memory], make=lambda: create_ashmem(64)):
+    def create() -> Memory:
+        made.append(make())
+        return made[-1]
+
+    return create
+
+
+def test_a_deferred_memory_is_made_when_its_fd_is_first_used_and_owns_that_fd():
+    made: list[Memory] = []
+    mem = Memory.deferred(MemoryKind.ASHMEM, 0, 64, _counted(made))
+    assert made == [] and mem.size == 64 and mem.kind == MemoryKind.ASHMEM and "deferred" in repr(mem)
+    fd = mem.fd
+    assert len(made) == 1 and made[0].fd == fd == mem.fd
+    assert stat.S_ISREG(os.fstat(fd).st_mode) and os.fstat(fd).st_size == 64
+    del made[:]  # the memory it was made as gives up its fd: collecting it closes nothing
+    os.fstat(fd)
+    mem.write(3, b"abc")
+    assert mem.read(0, 8) == b"\0\0\0abc\0\0" and mem.map()[3:6] == b"abc"
+    mem.close()
+    with pytest.raises(OSError):
+        os.fstat(fd)
+
+
+def test_a_deferred_memory_closed_before_use_makes_nothing_and_refuses_access():
+    made: list[Memory] = []
+    mem = Memory.deferred(MemoryKind.MMAP_FD, 8, 64, _counted(made, lambda: create_mmap_fd(64, offset=8)))
+    mem.close()
+    assert mem.closed and mem.fd == -1 and made == []
+    with pytest.raises(MemoryMapError):
+        mem.read(0, 4)
+
+
+def test_a_deferred_memory_made_with_another_layout_is_refused():
+    made: list[Memory] = []
+    mem = Memory.deferred(MemoryKind.MMAP_FD, 0, 64, _counted(made, lambda: create_mmap_fd(64, offset=8)))
+    with pytest.raises(ValueError, match="deferred"):
+        mem.fd  # noqa: B018
+    assert made[0].closed
+
+
+def test_a_deferred_memory_reached_from_many_threads_is_made_once():
+    made: list[Memory] = []
+    mem = Memory.deferred(MemoryKind.ASHMEM, 0, 64, _counted(made))
+    fds: list[int] = []
+    threads = [threading.Thread(target=lambda: fds.append(mem.fd)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 1 and set(fds) == {mem.fd}
+    mem.close()
+
+
+def test_a_missing_attribute_of_a_memory_is_still_an_attribute_error():
+    for mem in (create_ashmem(8), Memory.deferred(MemoryKind.ASHMEM, 0, 8, lambda: create_ashmem(8))):
+        with pytest.raises(AttributeError):
+            mem.no_such_attribute  # noqa: B018
+        mem.close()
