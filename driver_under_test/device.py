@@ -115,9 +115,11 @@ class DriverDevice(Device):
             validate_preparation_args(preference, priority)
             validate_model(model, self.options.limits, self.faults)
         except Exception as e:
-            error = as_driver_error(e)
-            callback.notify(error.status, None)
-            return error.status
+            # Only the status is kept: the error, held in a local of a frame its traceback holds, would keep the
+            # model and everything reachable from this frame alive until the cycle collector finds them.
+            status = as_driver_error(e).status
+            callback.notify(status, None)
+            return status
         args = (model, deadline, _handles(model_cache), _handles(data_cache), token, callback)
         self.workers.submit(self._prepare, *args)
         return ErrorStatus.NONE

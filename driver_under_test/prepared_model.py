@@ -295,9 +295,9 @@ class DriverPreparedModel(PreparedModel):
         try:
             dims = self._validate(request, fenced=False)
         except Exception as e:
-            error = as_driver_error(e)
-            callback.notify(error.status, [], NO_TIMING_INFO)
-            return error.status
+            status = as_driver_error(e).status  # only the status: see DriverDevice.prepare_model
+            callback.notify(status, [], NO_TIMING_INFO)
+            return status
 
         def work() -> None:
             try:

@@ -543,7 +543,12 @@ def check_signature(op_type: int, inputs: Sequence[Operand], outputs: Sequence[O
             return
         first_error = first_error or error
     assert first_error is not None
-    raise first_error
+    try:
+        raise first_error
+    finally:
+        # Raised from a local, the error would hold this frame (in its traceback) that holds it: a reference
+        # cycle, keeping the model alive until the cycle collector runs.
+        first_error = error = None
 
 
 # Per candidate form: the types each input accepts and whether it must have a value, then the same for outputs.

@@ -3,6 +3,11 @@ subject broken by one mutation) driven into getSupportedOperations, prepareModel
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import sys
+import weakref
+
 import pytest
 
 from harness.hal import ErrorStatus
@@ -51,3 +56,38 @@ def test_invalid_requests_are_rejected_on_every_path(device, row: Row, path_name
     broken_model, broken_request = row.mutation((model, request))
     assert broken_model is model, "request rows mutate only the request"
     assert_failed_cleanly(PATHS[path_name](pm, broken_request, ExecutionArgs()), INVALID)
+
+
+@contextlib.contextmanager
+def _no_cycle_collection():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+@pytest.mark.parametrize("row", _rows("model"), ids=lambda r: r.id)
+def test_a_rejected_model_is_freed_as_soon_as_it_is_dropped(device, row: Row) -> None:
+    # No reference cycle through the rejection (an error kept in a local of a frame its traceback holds): a fuzz
+    # loop then frees every case at once, with no work left to the cycle collector.
+    broken = row.mutation(row.base())
+    with _no_cycle_collection():
+        assert device.get_supported_operations(broken) == (INVALID, [])
+        assert prepare(device, broken) == (INVALID, INVALID, None)
+        freed = weakref.ref(broken)
+        del broken
+        assert freed() is None
+
+
+@pytest.mark.parametrize("row", _rows("request"), ids=lambda r: r.id)
+def test_a_rejected_request_is_not_held_by_the_driver(device, row: Row) -> None:
+    model, request = row.base()
+    pm = prepared(device, model)
+    _, broken = row.mutation((model, request))
+    with _no_cycle_collection():
+        held = sys.getrefcount(broken)
+        assert_failed_cleanly(PATHS["async"](pm, broken, ExecutionArgs()), INVALID)
+        assert sys.getrefcount(broken) == held
