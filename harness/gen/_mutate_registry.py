@@ -99,12 +99,14 @@ def apply_random(kind: Kind | str, subject: Any, source: Source) -> tuple[Mutati
     GenerationRejected when no mutation of this kind applies to the subject.
     """
     forms_by_rule, sorted_rules = _rule_table(kind)
-    by_rule = {rule: list(forms) for rule, forms in forms_by_rule.items()}  # emptied as forms are tried
+    by_rule: dict[str, list[Mutation]] = {}  # the forms not tried yet, of the rules drawn so far
     # Dropping a rule from the sorted list keeps it equal to sorting what is left (a stable sort).
     rules = list(sorted_rules)
     while rules:
         rule = source.choice(rules)
-        forms = by_rule[rule]
+        forms = by_rule.get(rule)
+        if forms is None:
+            forms = by_rule[rule] = list(forms_by_rule[rule])
         m = forms.pop(source.integer(0, len(forms) - 1))
         if not forms:
             del by_rule[rule]
