@@ -9,8 +9,8 @@ from harness.oracle.accuracy import (
     within_tolerance,
 )
 from harness.oracle.rules import (
+    Breach,
     Expectation,
-    Finding,
     exception_verdict,
     hang_verdict,
     judge_execution,
@@ -28,7 +28,7 @@ __all__ = [
     "RULES",
     "Comparison",
     "Expectation",
-    "Finding",
+    "Breach",
     "Outcome",
     "Rule",
     "RuleViolation",

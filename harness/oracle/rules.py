@@ -1,8 +1,8 @@
 """Verdict rules: each a stable id named as a claim, and the functions that judge a driver's answers against it.
 
 The judging functions take what the driver answered (statuses, flags, output shapes, timing, output arrays) and
-what the oracle expects, and return `Finding`s: the rule broken, a title and details. They never call a driver;
-the targets do that and turn the first finding into a Verdict (`verdict_of`).
+what the oracle expects, and return `Breach`es: the rule broken, a title and details. They never call a driver;
+the targets do that and turn the first breach into a Verdict (`verdict_of`).
 
 Rules (the full claim of each is in harness.oracle.verdict.RULES):
 
@@ -124,8 +124,8 @@ _FENCED_INSUFFICIENT = frozenset(
 
 
 @dataclass(frozen=True)
-class Finding:
-    """One broken rule: its id, a one-line title and the details that explain it."""
+class Breach:
+    """One broken rule within one case: its id, a one-line title and the details that explain it."""
 
     rule: str
     title: str
@@ -149,12 +149,12 @@ def _names(statuses: frozenset[ErrorStatus] | set[ErrorStatus]) -> str:
 # --- Preparation --------------------------------------------------------------------------------------------------
 
 
-def judge_supported_operations(status: ErrorStatus, flags: Sequence[bool], operation_count: int) -> Finding | None:
+def judge_supported_operations(status: ErrorStatus, flags: Sequence[bool], operation_count: int) -> Breach | None:
     """A valid model: NONE and exactly one flag per operation of main."""
     if status != ErrorStatus.NONE:
-        return Finding(VALID_MODEL_ACCEPTED, f"getSupportedOperations rejected a valid model with {_name(status)}", "")
+        return Breach(VALID_MODEL_ACCEPTED, f"getSupportedOperations rejected a valid model with {_name(status)}", "")
     if len(flags) != operation_count:
-        return Finding(
+        return Breach(
             VALID_MODEL_ACCEPTED,
             "getSupportedOperations returned the wrong number of flags",
             f"{len(flags)} flags for {operation_count} operations",
@@ -162,22 +162,22 @@ def judge_supported_operations(status: ErrorStatus, flags: Sequence[bool], opera
     return None
 
 
-def judge_preparation_consistent(launch: ErrorStatus, status: ErrorStatus, prepared: object | None) -> Finding | None:
+def judge_preparation_consistent(launch: ErrorStatus, status: ErrorStatus, prepared: object | None) -> Breach | None:
     """Launch and callback agree, and a prepared model comes exactly with NONE."""
     if launch != ErrorStatus.NONE and launch != status:
-        return Finding(
+        return Breach(
             LAUNCH_MATCHES_CALLBACK,
             f"prepareModel launch status {_name(launch)} differs from callback status {_name(status)}",
         )
     if (status == ErrorStatus.NONE) != (prepared is not None):
         what = "no prepared model" if prepared is None else "a prepared model"
-        return Finding(PREPARED_MODEL_IFF_NONE, f"prepareModel callback said {_name(status)} with {what}")
+        return Breach(PREPARED_MODEL_IFF_NONE, f"prepareModel callback said {_name(status)} with {what}")
     return None
 
 
 def judge_valid_preparation(
     launch: ErrorStatus, status: ErrorStatus, prepared: object | None, all_supported: bool
-) -> tuple[Finding | None, bool]:
+) -> tuple[Breach | None, bool]:
     """A valid model's preparation: (finding, unsupported). GENERAL_FAILURE is unsupported when a flag is false."""
     finding = judge_preparation_consistent(launch, status, prepared)
     if finding is not None:
@@ -191,7 +191,7 @@ def judge_valid_preparation(
     else:
         why = "some operation is unsupported, which allows GENERAL_FAILURE only"
     return (
-        Finding(
+        Breach(
             VALID_MODEL_ACCEPTED,
             f"prepareModel failed a valid model with {_name(status)} (launch {_name(launch)})",
             why,
@@ -202,31 +202,31 @@ def judge_valid_preparation(
 
 def judge_model_rejected(
     gso_status: ErrorStatus, flags: Sequence[bool], launch: ErrorStatus, status: ErrorStatus, prepared: object | None
-) -> Finding | None:
+) -> Breach | None:
     """An invalid model: INVALID_ARGUMENT everywhere, no flags, no prepared model."""
     if gso_status != ErrorStatus.INVALID_ARGUMENT:
-        return Finding(
+        return Breach(
             INVALID_MODEL_REJECTED, f"getSupportedOperations answered {_name(gso_status)} for an invalid model"
         )
     if len(flags):
-        return Finding(
+        return Breach(
             INVALID_MODEL_REJECTED, f"getSupportedOperations returned {len(flags)} flags with INVALID_ARGUMENT"
         )
     return _judge_preparation_rejected(INVALID_MODEL_REJECTED, "an invalid model", launch, status, prepared)
 
 
-def judge_preparation_rejected(launch: ErrorStatus, status: ErrorStatus, prepared: object | None) -> Finding | None:
+def judge_preparation_rejected(launch: ErrorStatus, status: ErrorStatus, prepared: object | None) -> Breach | None:
     """Invalid preparation arguments: INVALID_ARGUMENT at launch and through the callback, no prepared model."""
     return _judge_preparation_rejected(INVALID_PREPARATION_REJECTED, "invalid arguments", launch, status, prepared)
 
 
 def _judge_preparation_rejected(
     rule: str, what: str, launch: ErrorStatus, status: ErrorStatus, prepared: object | None
-) -> Finding | None:
+) -> Breach | None:
     if launch != ErrorStatus.INVALID_ARGUMENT or status != ErrorStatus.INVALID_ARGUMENT:
-        return Finding(rule, f"prepareModel answered launch {_name(launch)}, callback {_name(status)} for {what}")
+        return Breach(rule, f"prepareModel answered launch {_name(launch)}, callback {_name(status)} for {what}")
     if prepared is not None:
-        return Finding(rule, f"prepareModel delivered a prepared model for {what}")
+        return Breach(rule, f"prepareModel delivered a prepared model for {what}")
     return None
 
 
@@ -265,13 +265,13 @@ class Expectation:
         return frozenset(ok)
 
 
-def judge_notes(outcome: object) -> Finding | None:
+def judge_notes(outcome: object) -> Breach | None:
     """Convention breaches an execution path noticed on the way (launch vs callback, notifications, fences)."""
     path = outcome.path  # type: ignore[attr-defined]
     launch = outcome.launch_status  # type: ignore[attr-defined]
     status = outcome.status  # type: ignore[attr-defined]
     if path == "async" and launch is not None and launch != ErrorStatus.NONE and launch != status:
-        return Finding(
+        return Breach(
             LAUNCH_MATCHES_CALLBACK,
             f"execute launch status {_name(launch)} differs from callback status {_name(status)}",
             path=path,
@@ -279,7 +279,7 @@ def judge_notes(outcome: object) -> Finding | None:
     for note in outcome.notes:  # type: ignore[attr-defined]
         for prefix, rule in _NOTE_RULES:
             if note.startswith(prefix):
-                return Finding(rule, note, path=path)
+                return Breach(rule, note, path=path)
     return None
 
 
@@ -291,7 +291,7 @@ _NOTE_RULES = (
 )
 
 
-def judge_status(outcome: object, expected: Expectation) -> Finding | None:
+def judge_status(outcome: object, expected: Expectation) -> Breach | None:
     """The status is one the reference allows on this path."""
     if expected.unspecified:
         return None
@@ -299,7 +299,7 @@ def judge_status(outcome: object, expected: Expectation) -> Finding | None:
     ok = expected.acceptable(path)
     if status in ok:
         return None
-    return Finding(
+    return Breach(
         STATUS_EXPECTED,
         f"{path} execution answered {_name(status)}, expected {_names(ok)}",
         f"reference status {expected.status.name}",
@@ -307,13 +307,13 @@ def judge_status(outcome: object, expected: Expectation) -> Finding | None:
     )
 
 
-def judge_shapes(outcome: object, expected: Expectation) -> Finding | None:
+def judge_shapes(outcome: object, expected: Expectation) -> Breach | None:
     """D7: shapes only with NONE/OUTPUT_INSUFFICIENT_SIZE; actual dimensions; exactly the too-small outputs marked."""
     path, status = outcome.path, outcome.status  # type: ignore[attr-defined]
     shapes: list[OutputShape] = outcome.output_shapes  # type: ignore[attr-defined]
     if status not in _SHAPED_STATUSES:
         if shapes:
-            return Finding(
+            return Breach(
                 SHAPES_ABSENT_ON_FAILURE,
                 f"{path} execution answered {_name(status)} with {len(shapes)} output shapes",
                 path=path,
@@ -326,10 +326,10 @@ def judge_shapes(outcome: object, expected: Expectation) -> Finding | None:
         if not shapes and expected.fully_specified:
             return None
         if len(shapes) != len(want):
-            return Finding(SHAPES_REPORTED, f"{path}: {len(shapes)} output shapes for {len(want)} outputs", path=path)
+            return Breach(SHAPES_REPORTED, f"{path}: {len(shapes)} output shapes for {len(want)} outputs", path=path)
         for i, (got, exp) in enumerate(zip(shapes, want)):
             if not got.is_sufficient or list(got.dimensions) != list(exp.dimensions):
-                return Finding(
+                return Breach(
                     SHAPES_REPORTED,
                     f"{path}: output {i} reported {_shape_text(got)} after NONE",
                     f"actual dimensions {list(exp.dimensions)}",
@@ -337,7 +337,7 @@ def judge_shapes(outcome: object, expected: Expectation) -> Finding | None:
                 )
         return None
     if len(shapes) != len(want):
-        return Finding(
+        return Breach(
             SHAPES_REPORTED,
             f"{path}: {len(shapes)} output shapes for {len(want)} outputs with OUTPUT_INSUFFICIENT_SIZE",
             path=path,
@@ -346,14 +346,14 @@ def judge_shapes(outcome: object, expected: Expectation) -> Finding | None:
         marked = [i for i, s in enumerate(shapes) if not s.is_sufficient]
         small = [i for i, s in enumerate(want) if not s.is_sufficient]
         if marked != small:
-            return Finding(
+            return Breach(
                 SHAPES_REPORTED,
                 f"{path}: outputs {marked} marked insufficient, the too-small outputs are {small}",
                 path=path,
             )
     for i, (got, exp) in enumerate(zip(shapes, want)):
         if not _compatible(got.dimensions, exp.dimensions):
-            return Finding(
+            return Breach(
                 SHAPES_REPORTED,
                 f"{path}: output {i} reported {_shape_text(got)}, incompatible with actual {list(exp.dimensions)}",
                 path=path,
@@ -372,7 +372,7 @@ def _shape_text(shape: OutputShape) -> str:
     return f"{list(shape.dimensions)} (isSufficient={shape.is_sufficient})"
 
 
-def judge_timing(outcome: object, measure: bool) -> Finding | None:
+def judge_timing(outcome: object, measure: bool) -> Breach | None:
     """D8: timing only when asked and NONE; timeInDriver >= timeOnDevice when both are given."""
     path, status = outcome.path, outcome.status  # type: ignore[attr-defined]
     timings = [("timing", outcome.timing)]  # type: ignore[attr-defined]
@@ -381,11 +381,11 @@ def judge_timing(outcome: object, measure: bool) -> Finding | None:
         timings.append(("timingLaunched", launched))
     for label, timing in timings:
         if not isinstance(timing, Timing):
-            return Finding(RETURNS_HAL_VALUES, f"{path}: {label} is {type(timing).__name__}, not Timing", path=path)
+            return Breach(RETURNS_HAL_VALUES, f"{path}: {label} is {type(timing).__name__}, not Timing", path=path)
         reported = timing.time_on_device != NO_TIMING or timing.time_in_driver != NO_TIMING
         if reported and (not measure or status != ErrorStatus.NONE):
             why = "MeasureTiming.NO" if not measure else f"status {_name(status)}"
-            return Finding(
+            return Breach(
                 TIMING_ABSENT_UNLESS_MEASURED,
                 f"{path}: {label} reported with {why}",
                 f"timeOnDevice={timing.time_on_device} timeInDriver={timing.time_in_driver}",
@@ -393,7 +393,7 @@ def judge_timing(outcome: object, measure: bool) -> Finding | None:
             )
         both = timing.time_on_device != NO_TIMING and timing.time_in_driver != NO_TIMING
         if both and timing.time_in_driver < timing.time_on_device:
-            return Finding(
+            return Breach(
                 TIMING_IN_DRIVER_COVERS_ON_DEVICE,
                 f"{path}: {label} timeInDriver {timing.time_in_driver} < timeOnDevice {timing.time_on_device}",
                 path=path,
@@ -401,7 +401,7 @@ def judge_timing(outcome: object, measure: bool) -> Finding | None:
     return None
 
 
-def judge_execution(outcome: object, expected: Expectation) -> list[Finding]:
+def judge_execution(outcome: object, expected: Expectation) -> list[Breach]:
     """Every rule an execution's status, shapes and timing break (values are judged by judge_outputs)."""
     found = []
     for finding in (
@@ -423,7 +423,7 @@ def judge_outputs(
     relaxed: bool,
     ignore: Collection[int] = (),
     quantized_operations: int = 1,
-) -> Finding | None:
+) -> Breach | None:
     """O2: each output's values against the reference's, under the criterion of its operand type.
 
     Outputs in `ignore` have implementation-defined values (e.g. LSTM's scratch buffer): only their shape counts.
@@ -431,7 +431,7 @@ def judge_outputs(
     """
     for i, (a, e, t) in enumerate(zip(actual, expected, operand_types)):
         if a is None:
-            return Finding(OUTPUTS_MATCH_REFERENCE, f"{path}: output {i} could not be read", path=path)
+            return Breach(OUTPUTS_MATCH_REFERENCE, f"{path}: output {i} could not be read", path=path)
         only_shape = i in ignore and np.shape(a) == np.shape(e)
         if within_tolerance(e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations):
             continue
@@ -439,41 +439,41 @@ def judge_outputs(
         comparison = compare(e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations)
         rule = OUTPUTS_MATCH_REFERENCE if comparison.shape_message else ACCURACY[comparison.accuracy_class]
         title = f"{path}: output {i} differs from the reference"
-        return Finding(rule, title, comparison.describe(), path=path, output=i)
+        return Breach(rule, title, comparison.describe(), path=path, output=i)
     return None
 
 
-def judge_rejected_request(outcome: object) -> Finding | None:
+def judge_rejected_request(outcome: object) -> Breach | None:
     """An invalid request: INVALID_ARGUMENT, no output shapes, no timing."""
     path, status = outcome.path, outcome.status  # type: ignore[attr-defined]
     if status != ErrorStatus.INVALID_ARGUMENT:
         launch = outcome.launch_status  # type: ignore[attr-defined]
         extra = f" (launch {_name(launch)})" if launch is not None and launch != status else ""
-        return Finding(
+        return Breach(
             INVALID_REQUEST_REJECTED,
             f"{path} execution answered {_name(status)}{extra} for an invalid request",
             path=path,
         )
     if outcome.output_shapes:  # type: ignore[attr-defined]
-        return Finding(INVALID_REQUEST_REJECTED, f"{path}: output shapes returned for an invalid request", path=path)
+        return Breach(INVALID_REQUEST_REJECTED, f"{path}: output shapes returned for an invalid request", path=path)
     for timing in (outcome.timing, getattr(outcome, "timing_launched", None)):  # type: ignore[attr-defined]
         if timing is not None and (timing.time_on_device != NO_TIMING or timing.time_in_driver != NO_TIMING):
-            return Finding(INVALID_REQUEST_REJECTED, f"{path}: timing reported for an invalid request", path=path)
+            return Breach(INVALID_REQUEST_REJECTED, f"{path}: timing reported for an invalid request", path=path)
     return None
 
 
-def judge_paths_agree(statuses: dict[str, ErrorStatus]) -> Finding | None:
+def judge_paths_agree(statuses: dict[str, ErrorStatus]) -> Breach | None:
     """Every path that ran ended with the same status."""
     if len(set(statuses.values())) <= 1:
         return None
     text = ", ".join(f"{p} {_name(s)}" for p, s in statuses.items())
-    return Finding(PATHS_AGREE, f"execution paths disagree: {text}")
+    return Breach(PATHS_AGREE, f"execution paths disagree: {text}")
 
 
 # --- Verdicts -----------------------------------------------------------------------------------------------------
 
 
-def verdict_of(findings: Sequence[Finding], target: str, **extras: object) -> Verdict:
+def verdict_of(findings: Sequence[Breach], target: str, **extras: object) -> Verdict:
     """FAILURE naming the first finding (the others go to extras["also"]), or SUCCESS when there is none."""
     if not findings:
         return Verdict(Outcome.SUCCESS, target=target, extras=dict(extras))

@@ -61,7 +61,7 @@ from harness.hal.burst_wire import (
 )
 from harness.hal.memory import Memory
 from harness.oracle.rules import (
-    Finding,
+    Breach,
     judge_outputs,
     judge_supported_operations,
     judge_timing,
@@ -149,7 +149,7 @@ class BurstModel:
     packets: dict[tuple[BurstClient, bool], tuple[bytes, RequestPacket]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, case: Case, device: Device, timeout_s: float) -> BurstModel | Finding | None:
+    def build(cls, case: Case, device: Device, timeout_s: float) -> BurstModel | Breach | None:
         """The state of a case's model and request; a finding if the driver fails a valid model, None if it does
         not support it."""
         model = model_from_json(case.model)
@@ -305,14 +305,14 @@ def _no_timing(result: ResultPacket) -> bool:
     return result.timing.time_on_device == NO_TIMING and result.timing.time_in_driver == NO_TIMING
 
 
-def judge_error_result(result: ResultPacket, rule: str, what: str) -> Finding | None:
+def judge_error_result(result: ResultPacket, rule: str, what: str) -> Breach | None:
     """An error result: a status other than NONE, no output shapes, no timing."""
     if result.status == ErrorStatus.NONE:
-        return Finding(rule, f"{what}: the burst answered NONE")
+        return Breach(rule, f"{what}: the burst answered NONE")
     if result.output_shapes:
-        return Finding(rule, f"{what}: {len(result.output_shapes)} output shapes with {result.status.name}")
+        return Breach(rule, f"{what}: {len(result.output_shapes)} output shapes with {result.status.name}")
     if not _no_timing(result):
-        return Finding(rule, f"{what}: timing reported with {result.status.name}")
+        return Breach(rule, f"{what}: timing reported with {result.status.name}")
     return None
 
 
@@ -320,11 +320,11 @@ def _shapes_text(shapes: Sequence[OutputShape]) -> str:
     return str([(list(s.dimensions), bool(s.is_sufficient)) for s in shapes])
 
 
-def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule: str) -> Finding | None:
+def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule: str) -> Breach | None:
     """A valid request over the burst: the synchronous status, shapes and outputs; timing only when measured."""
     sync = state.sync
     if result.status != sync.status:
-        return Finding(rule, f"the burst answered {result.status.name}, executeSynchronously {sync.status.name}")
+        return Breach(rule, f"the burst answered {result.status.name}, executeSynchronously {sync.status.name}")
     shapes = list(result.output_shapes)
     same = [(list(s.dimensions), bool(s.is_sufficient)) for s in shapes]
     allowed = [[(list(s.dimensions), bool(s.is_sufficient)) for s in sync.shapes]]
@@ -332,7 +332,7 @@ def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule
         # With every output's shape known beforehand, reporting them is optional.
         allowed += [[], [(list(s.dimensions), True) for s in state.fully_specified]]
     if same not in allowed:
-        return Finding(
+        return Breach(
             rule,
             f"the burst reported output shapes {_shapes_text(shapes)}",
             f"executeSynchronously reported {_shapes_text(sync.shapes)}",
@@ -348,7 +348,7 @@ def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule
     finding = judge_outputs("burst", actual, sync.outputs, types, relaxed, ignore=state.ignore)
     if finding is None:
         return None
-    return Finding(rule, f"outputs differ from executeSynchronously's ({finding.title})", finding.details, "burst")
+    return Breach(rule, f"outputs differ from executeSynchronously's ({finding.title})", finding.details, "burst")
 
 
 def result_sizes(state: BurstModel) -> tuple[int, int]:
@@ -361,7 +361,7 @@ def result_sizes(state: BurstModel) -> tuple[int, int]:
 
 def judge_valid_result(
     state: BurstModel, result: ResultPacket, measure: bool, capacity: int, rule: str
-) -> Finding | None:
+) -> Breach | None:
     """A valid request's result on a burst whose result channel holds `capacity` datums."""
     fewest, most = result_sizes(state)
     if capacity < fewest:
@@ -373,10 +373,10 @@ def judge_valid_result(
     return judge_like_sync(state, result, measure, rule)
 
 
-def judge_other_result(result: ResultPacket, measure: bool) -> Finding | None:
+def judge_other_result(result: ResultPacket, measure: bool) -> Breach | None:
     """A well-formed packet of some other request: any status, shapes only with NONE or OUTPUT_INSUFFICIENT_SIZE."""
     if result.output_shapes and result.status not in _SHAPED:
-        return Finding(
+        return Breach(
             MALFORMED_PACKET_REJECTED,
             f"{len(result.output_shapes)} output shapes with {result.status.name}",
         )
@@ -385,7 +385,7 @@ def judge_other_result(result: ResultPacket, measure: bool) -> Finding | None:
 
 def judge_packet_result(
     state: BurstModel, judgement: PacketJudgement, result: ResultPacket, capacity: int
-) -> Finding | None:
+) -> Breach | None:
     """The result of a (possibly mutated) packet, as judge_packet classified it."""
     if judgement.expect in (MALFORMED, UNKNOWN_SLOT):
         return judge_error_result(
@@ -405,7 +405,7 @@ def judge_packet_result(
 class SessionStop(Exception):
     """A finding that ends the session."""
 
-    def __init__(self, finding: Finding) -> None:
+    def __init__(self, finding: Breach) -> None:
         super().__init__(finding.title)
         self.finding = finding
 
@@ -417,15 +417,15 @@ def exchange(client: BurstClient, raw: bytes, after: str) -> ResultPacket:
     except DriverRaised as e:
         if isinstance(e.error, BurstBroken):
             raise SessionStop(
-                Finding(LISTENER_KEEPS_SERVING, f"the burst's listener went away {after}", str(e.error))
+                Breach(LISTENER_KEEPS_SERVING, f"the burst's listener went away {after}", str(e.error))
             ) from None
         if isinstance(e.error, BurstPacketError):
             details = f"{e.error}\nresult bytes: {client.last_result.hex()}"
-            raise SessionStop(Finding(RESULT_WELL_FORMED, f"a malformed result packet {after}", details)) from None
+            raise SessionStop(Breach(RESULT_WELL_FORMED, f"a malformed result packet {after}", details)) from None
         raise
     if client.last_notes:
         raise SessionStop(
-            Finding(RESULT_PADDING_ZEROED, client.last_notes[0], f"result bytes: {client.last_result.hex()}")
+            Breach(RESULT_PADDING_ZEROED, client.last_notes[0], f"result bytes: {client.last_result.hex()}")
         )
     return result
 
@@ -441,7 +441,7 @@ def open_client(state: BurstModel, capacity: int, timeout_s: float) -> BurstClie
         )
     except DriverRaised as e:
         if isinstance(e.error, BurstUnavailable):
-            raise SessionStop(Finding(CONFIGURED, str(e.error))) from None
+            raise SessionStop(Breach(CONFIGURED, str(e.error))) from None
         raise
 
 
@@ -513,7 +513,7 @@ class BurstTarget:
         verdict.extras["history"] = "fails only on a burst earlier cases used; a replay on a new burst passes"
         return verdict
 
-    def state(self, case: Case, device: Device, fresh: bool = False) -> BurstModel | Finding | None:
+    def state(self, case: Case, device: Device, fresh: bool = False) -> BurstModel | Breach | None:
         """The kept state of the case's model and request on this device (built when missing or asked fresh)."""
         key = self._keys.key(case.model, case.request, case.inputs)
         state = None if fresh else self._states.get(device, key)
@@ -528,7 +528,7 @@ class BurstTarget:
         state = self.state(case, device, fresh)
         if state is None:
             return verdict_of([], self.name, unsupported=True)
-        if isinstance(state, Finding):
+        if isinstance(state, Breach):
             return verdict_of([state], self.name)
         session = case.extras.get("burst", {})
         capacity = int(session.get("resultChannel") or DEFAULT_CHANNEL)
@@ -576,7 +576,7 @@ class BurstTarget:
             finding = judge_packet_result(state, judgement, result, capacity)
             if finding is not None:
                 raise SessionStop(
-                    Finding(finding.rule, finding.title, f"{finding.details}\npacket: {raw.hex()}".strip(), "burst")
+                    Breach(finding.rule, finding.title, f"{finding.details}\npacket: {raw.hex()}".strip(), "burst")
                 )
         elif kind == "renew":
             state.renew(step.get("which", "all"), bool(step.get("free")), client)
@@ -600,8 +600,8 @@ class BurstTarget:
         except BurstBroken:
             return
         except Exception as e:  # a timeout: the listener neither served nor ended
-            raise SessionStop(Finding(RELEASE_ENDS_LISTENER, f"after release a request got no answer: {e}")) from None
-        raise SessionStop(Finding(RELEASE_ENDS_LISTENER, f"a released burst served a request ({result.status.name})"))
+            raise SessionStop(Breach(RELEASE_ENDS_LISTENER, f"after release a request got no answer: {e}")) from None
+        raise SessionStop(Breach(RELEASE_ENDS_LISTENER, f"a released burst served a request ({result.status.name})"))
 
 
 TARGET = register_target(BurstTarget())

@@ -25,7 +25,7 @@ from harness.gen.requests import RequestConfig
 from harness.gen.source import Source
 from harness.hal import DataLocation, Device, MeasureTiming, RequestArgument
 from harness.hal.burst_wire import DATUM_SIZE, RequestPacket, serialize_request
-from harness.oracle.rules import Finding, verdict_of
+from harness.oracle.rules import Breach, verdict_of
 from harness.oracle.verdict import Outcome, Verdict
 from harness.targets._common import DEFAULT_TIMEOUT_S, guarded
 from harness.targets.base import Case, register_target
@@ -117,7 +117,7 @@ class BurstPacketsTarget:
         verdict.extras["history"] = "fails only on a burst earlier cases used; a replay on a new burst passes"
         return verdict
 
-    def _state(self, case: Case, device: Device) -> BurstModel | Finding | None:
+    def _state(self, case: Case, device: Device) -> BurstModel | Breach | None:
         key = self._keys.key(case.model, case.request, case.inputs)
         state = self._states.get(device, key)
         if state is None:
@@ -131,7 +131,7 @@ class BurstPacketsTarget:
         state = self._state(case, device)
         if state is None:
             return verdict_of([], self.name, unsupported=True)
-        if isinstance(state, Finding):
+        if isinstance(state, Breach):
             return verdict_of([state], self.name)
         capacity = DEFAULT_CHANNEL
         client = None if fresh else state.clients.pop(capacity, None)

@@ -72,7 +72,7 @@ from harness.oracle.rules import (
     LAUNCH_MATCHES_CALLBACK,
     PREPARED_MODEL_IFF_NONE,
     STATUS_EXPECTED,
-    Finding,
+    Breach,
     judge_outputs,
     judge_supported_operations,
     judge_valid_preparation,
@@ -313,7 +313,7 @@ class ModelRunner:
     quantized: int = 1  # operations writing a quantized tensor (the random-graph criterion)
     all_supported: bool = True
     unsupported: bool = False
-    finding: Finding | None = None  # what the model prepared without the cache got wrong, if anything
+    finding: Breach | None = None  # what the model prepared without the cache got wrong, if anything
     checked: bool = False  # the model prepared without the cache has been run once
     baseline: list[np.ndarray] | None = None  # the outputs of the model prepared directly
     ill_conditioned: bool = False  # the reference moves under one-ULP nudges: judged against the baseline only
@@ -354,7 +354,7 @@ class ModelRunner:
         runner.all_supported = all(flags)
         return runner
 
-    def _execute(self, prepared: PreparedModel) -> tuple[Finding | None, list[np.ndarray | None]]:
+    def _execute(self, prepared: PreparedModel) -> tuple[Breach | None, list[np.ndarray | None]]:
         for pool, offset, data in self.input_bytes:
             self.memories[pool].write(offset, data)
         for pool, offset, length in self.output_regions:
@@ -362,16 +362,16 @@ class ModelRunner:
         status, _, _ = call("executeSynchronously", lambda: _sync_status(prepared, self.request))
         if status != ErrorStatus.NONE:
             title = f"executeSynchronously answered {status.name}, the reference NONE"
-            return Finding(STATUS_EXPECTED, title, path="sync"), []
+            return Breach(STATUS_EXPECTED, title, path="sync"), []
         return None, self.read_outputs([np.shape(e) for e in self.expected])
 
-    def _judge(self, actual: list[np.ndarray | None], expected: list[np.ndarray]) -> Finding | None:
+    def _judge(self, actual: list[np.ndarray | None], expected: list[np.ndarray]) -> Breach | None:
         relaxed = self.model.relax_computation_float32_to_float16
         return judge_outputs(
             "sync", actual, expected, self.types, relaxed, ignore=self.ignore, quantized_operations=self.quantized
         )
 
-    def check(self, prepared: PreparedModel) -> Finding | None:
+    def check(self, prepared: PreparedModel) -> Breach | None:
         """Run the model prepared directly and judge it against the reference; keep its outputs as the baseline."""
         finding, actual = self._execute(prepared)
         if finding is not None:
@@ -395,7 +395,7 @@ class ModelRunner:
                     return False
         return True
 
-    def behaves(self, prepared: PreparedModel, rule: str) -> Finding | None:
+    def behaves(self, prepared: PreparedModel, rule: str) -> Breach | None:
         """A finding of `rule` unless the model prepared from a cache computes what the model saved computes."""
         finding, actual = self._execute(prepared)
         if finding is None:
@@ -403,7 +403,7 @@ class ModelRunner:
         if finding is None:
             return None
         title = f"the model prepared from the cache: {finding.title.replace('the reference', 'the model saved')}"
-        return Finding(rule, title, finding.details, path="sync")
+        return Breach(rule, title, finding.details, path="sync")
 
     def close(self) -> None:
         """Release the request's memories and the model's pools."""
@@ -603,7 +603,7 @@ class CacheTarget:
             0 <= n_model <= MAX_NUMBER_OF_CACHE_FILES and 0 <= n_data <= MAX_NUMBER_OF_CACHE_FILES
         ):
             title = f"getNumberOfCacheFilesNeeded answered {status.name}, {n_model} model and {n_data} data files"
-            return verdict_of([Finding(FILES_NEEDED_IN_RANGE, title)], self.name)
+            return verdict_of([Breach(FILES_NEEDED_IN_RANGE, title)], self.name)
         if n_model == 0 and n_data == 0:
             return self._unsupported(case, device)
         ctx = self._context(case, device, (n_model, n_data), fresh)
@@ -634,7 +634,7 @@ class CacheTarget:
                 extras["race"] = "a race: a replay reproduces it only some of the time"
         return verdict_of([finding] if finding else [], self.name, **extras)
 
-    def _no_save(self, outcome: Finding | None, ctx: _Context) -> Verdict:
+    def _no_save(self, outcome: Breach | None, ctx: _Context) -> Verdict:
         """The verdict when a model could not be saved: unsupported (None) or the finding that stopped it."""
         if outcome is None:
             return verdict_of([], self.name, unsupported=True)
@@ -647,7 +647,7 @@ class CacheTarget:
             runner = self._runners.put(device, key, ModelRunner.build(case, device))
         return _Context(device, needed, runner, key, fresh)
 
-    def _other(self, ctx: _Context, other: dict) -> _Saved | Finding | None:
+    def _other(self, ctx: _Context, other: dict) -> _Saved | Breach | None:
         """The other model's save (its model prepared and saved under its own token)."""
         key = self._keys.key(other["model"])
         token = bytes.fromhex(other["token"])
@@ -663,7 +663,7 @@ class CacheTarget:
 
     def _saved(
         self, ctx: _Context, key: str, token: bytes, source: ModelRunner | _OtherModel
-    ) -> _Saved | Finding | None:
+    ) -> _Saved | Breach | None:
         """The kept save of a model under a token, or a new one; a finding if preparing it fails, None if the
         driver does not support the model."""
         save_key = (key, token, ctx.needed)
@@ -681,7 +681,7 @@ class CacheTarget:
             self._saves.put(ctx.device, save_key, result)
         return result
 
-    def _save(self, ctx: _Context, source: ModelRunner | _OtherModel, token: bytes) -> _Saved | Finding | None:
+    def _save(self, ctx: _Context, source: ModelRunner | _OtherModel, token: bytes) -> _Saved | Breach | None:
         """Prepare the model with cache handles and read back what the driver wrote."""
         if isinstance(source, _OtherModel):
             status, flags = supported_operations(ctx.device, source.model)
@@ -741,7 +741,7 @@ class CacheTarget:
 
     def _retrieve(
         self, ctx: _Context, r: Retrieval, classification: Classification, expect: str, other: _Saved | None
-    ) -> tuple[Finding | None, bool]:
+    ) -> tuple[Breach | None, bool]:
         """prepareModelFromCache on the retrieval's files (rewritten meanwhile for a race); (finding, refused)."""
         files = _OpenFiles()
         try:
@@ -773,7 +773,7 @@ class CacheTarget:
         launch: ErrorStatus,
         status: ErrorStatus,
         prepared: PreparedModel | None,
-    ) -> Finding | None:
+    ) -> Breach | None:
         """The finding of the answer to a retrieval the driver must treat as `expect`, if it is wrong."""
         finding = _consistent("prepareModelFromCache", launch, status, prepared)
         if finding is not None:
@@ -783,13 +783,13 @@ class CacheTarget:
         if expect in (REFUSE_HANDLES, REFUSE_MODEL):
             rule = BAD_HANDLES_REFUSED if expect == REFUSE_HANDLES else TAMPERED_MODEL_CACHE_REFUSED
             if status not in _REFUSALS:
-                return Finding(rule, f"{answered} for a cache it must refuse", why)
+                return Breach(rule, f"{answered} for a cache it must refuse", why)
             return None
         if expect in (DATA_CHANGED, RACE_DATA):
             rule = DATA_CORRUPTION_IS_HARMLESS if expect == DATA_CHANGED else CONCURRENT_REWRITE_CANNOT_SWAP_MODEL
             allowed = _DATA_STATUSES if expect == DATA_CHANGED else _ANY_STATUS
             if status not in allowed:
-                return Finding(rule, f"{answered} for a corrupted data cache", why)
+                return Breach(rule, f"{answered} for a corrupted data cache", why)
             if prepared is not None:
                 # Any status and any outputs will do; only an escaping exception or a hang is a finding.
                 call("executeSynchronously", lambda: _sync_status(prepared, ctx.runner.request))
@@ -797,13 +797,13 @@ class CacheTarget:
         if expect in (RACE, EITHER):
             rule = CONCURRENT_REWRITE_CANNOT_SWAP_MODEL if expect == RACE else UNTOUCHED_CACHE_ROUND_TRIPS
             if status not in _ANY_STATUS:
-                return Finding(rule, answered, why)
+                return Breach(rule, answered, why)
             if prepared is None:
                 return None
             return ctx.runner.behaves(prepared, rule)
         assert expect == ROUND_TRIP, expect
         if status != ErrorStatus.NONE:
-            return Finding(UNTOUCHED_CACHE_ROUND_TRIPS, f"{answered} for the untouched cache it saved")
+            return Breach(UNTOUCHED_CACHE_ROUND_TRIPS, f"{answered} for the untouched cache it saved")
         return ctx.runner.behaves(prepared, UNTOUCHED_CACHE_ROUND_TRIPS)
 
     def _save_problem(self, case: Case, ctx: _Context, corruption: dict) -> Verdict:
@@ -825,7 +825,7 @@ class CacheTarget:
             )
             finding = _consistent("prepareModel", launch, status, prepared)
             if finding is None and status != ErrorStatus.NONE:
-                finding = Finding(
+                finding = Breach(
                     SAVING_PROBLEMS_NEVER_FAIL_PREPARATION,
                     f"prepareModel answered {status.name} (launch {launch.name}) because of its cache handles",
                     json.dumps(corruption.get("save")),
@@ -844,7 +844,7 @@ class CacheTarget:
             files.close()
         finding = _consistent("prepareModelFromCache", launch, status, prepared)
         if finding is None and status not in _ANY_STATUS:
-            finding = Finding(
+            finding = Breach(
                 SAVING_PROBLEMS_NEVER_FAIL_PREPARATION,
                 f"prepareModelFromCache answered {status.name} for what a broken save left",
             )
@@ -858,7 +858,7 @@ class CacheTarget:
         launch, status, prepared = self._from_cache(device, [], [], token)
         finding = _consistent("prepareModelFromCache", launch, status, prepared)
         if finding is None and (status != ErrorStatus.GENERAL_FAILURE or prepared is not None):
-            finding = Finding(
+            finding = Breach(
                 UNSUPPORTED_CACHING_REFUSED,
                 f"prepareModelFromCache answered {status.name} (launch {launch.name}) on a driver that needs no "
                 "cache files",
@@ -873,7 +873,7 @@ class _OtherModel:
     model: Model
     all_supported: bool = True
     unsupported: bool = False
-    finding: Finding | None = None
+    finding: Breach | None = None
 
     def close(self) -> None:
         close_model_pools(self.model)
@@ -884,15 +884,15 @@ def _files_needed(device: Device) -> tuple[ErrorStatus, int, int]:
     return status_of(status), int(n_model), int(n_data)
 
 
-def _consistent(what: str, launch: ErrorStatus, status: ErrorStatus, prepared: object | None) -> Finding | None:
+def _consistent(what: str, launch: ErrorStatus, status: ErrorStatus, prepared: object | None) -> Breach | None:
     """The launch status agrees with the callback's, and a model comes exactly with NONE."""
     if launch != ErrorStatus.NONE and launch != status:
-        return Finding(
+        return Breach(
             LAUNCH_MATCHES_CALLBACK, f"{what} launch status {launch.name} differs from callback {status.name}"
         )
     if (status == ErrorStatus.NONE) != (prepared is not None):
         got = "no prepared model" if prepared is None else "a prepared model"
-        return Finding(PREPARED_MODEL_IFF_NONE, f"{what} callback said {status.name} with {got}")
+        return Breach(PREPARED_MODEL_IFF_NONE, f"{what} callback said {status.name} with {got}")
     return None
 
 

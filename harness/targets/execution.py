@@ -34,8 +34,8 @@ from harness.hal import (
 from harness.hal.sizes import QUANTIZED_TYPES
 from harness.oracle.accuracy import compare
 from harness.oracle.rules import (
+    Breach,
     Expectation,
-    Finding,
     judge_execution,
     judge_model_rejected,
     judge_outputs,
@@ -220,7 +220,7 @@ def _accepted_invalid_model(model: Model, status: ErrorStatus, flags: list[bool]
     if finding is None:
         return []
     first = violations[0]
-    return [Finding(finding.rule, finding.title, f"the reference validator says {first.v}: {first.message}")]
+    return [Breach(finding.rule, finding.title, f"the reference validator says {first.v}: {first.message}")]
 
 
 def _paths_for(case: Case, model: Model, plan: Plan) -> list[str]:
@@ -243,7 +243,7 @@ def _fenced_applies(case: Case, model: Model) -> bool:
     return True
 
 
-def _run_path(ctx: _Context, built: BuiltRequest, path: str, *, rejects: bool) -> tuple[list[Finding], ErrorStatus]:
+def _run_path(ctx: _Context, built: BuiltRequest, path: str, *, rejects: bool) -> tuple[list[Breach], ErrorStatus]:
     """Run one path on the request and judge it; (findings, status)."""
     outcome = call(f"{path} execution", PATHS[path], ctx.prepared, built.request, ctx.args())
     if rejects:
@@ -262,7 +262,7 @@ def _validator_rejects(ctx: _Context, request: Request, path: str) -> bool:
     return bool(validate(ctx.model, request))
 
 
-def _judge_valid(ctx: _Context, path: str, outcome: object, built: BuiltRequest) -> list[Finding]:
+def _judge_valid(ctx: _Context, path: str, outcome: object, built: BuiltRequest) -> list[Breach]:
     expected = _expectation(ctx, built.request)
     findings = judge_execution(outcome, expected)
     if findings or outcome.status != ErrorStatus.NONE:  # type: ignore[attr-defined]

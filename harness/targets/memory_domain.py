@@ -70,8 +70,8 @@ from harness.oracle.accuracy import compare
 from harness.oracle.rules import (
     MISSED_DEADLINE,
     STATUS_EXPECTED,
+    Breach,
     Expectation,
-    Finding,
     judge_execution,
     judge_notes,
     judge_outputs,
@@ -742,7 +742,7 @@ class _Session:
                 return verdict_of([finding], self.name, step="allocate", **self.extras)
             if self.buffer is None:
                 return verdict_of([], self.name, **self.extras)
-            handlers: dict[str, Callable[[dict], Finding | None]] = {
+            handlers: dict[str, Callable[[dict], Breach | None]] = {
                 "copyFrom": self._copy_from,
                 "copyTo": self._copy_to,
                 "execute": self._execute,
@@ -782,7 +782,7 @@ class _Session:
         return self.others[k]
 
     # -- allocate (D15)
-    def _allocate(self) -> Finding | None:
+    def _allocate(self) -> Breach | None:
         a = self.allocation
         listed: list[PreparedModel] = [
             self.prepared[int(p["model"])] if "model" in p else ForeignPreparedModel() for p in a.prepared
@@ -806,7 +806,7 @@ class _Session:
                 allowed.add(ErrorStatus.GENERAL_FAILURE)  # the size is dynamic: the driver may call it unsupported
             if status in allowed and buffer is None and token == 0:
                 return None
-            return Finding(ALLOCATE_VALIDATES_ROLES, f"{answer} for roles that break {a.rule} ({a.mutation})", details)
+            return Breach(ALLOCATE_VALIDATES_ROLES, f"{answer} for roles that break {a.rule} ({a.mutation})", details)
         if status == ErrorStatus.NONE and buffer is not None and 0 < token < _U32:
             self.buffer, self.token = buffer, token
             assert a.operand_type is not None and a.dimensions is not None
@@ -815,10 +815,10 @@ class _Session:
         if status == ErrorStatus.GENERAL_FAILURE and buffer is None and token == 0:
             self.extras["unsupported"] = True
             return None
-        return Finding(ALLOCATE_ACCEPTS_VALID_ROLES, f"{answer} for valid roles", details)
+        return Breach(ALLOCATE_ACCEPTS_VALID_ROLES, f"{answer} for valid roles", details)
 
     # -- copies (D17, D18)
-    def _copy_from(self, step: dict) -> Finding | None:
+    def _copy_from(self, step: dict) -> Breach | None:
         b = self.model
         assert b is not None
         raw = pack(step["value"], b.operand_type)
@@ -835,9 +835,9 @@ class _Session:
         if problem is not None:
             if status == ErrorStatus.INVALID_ARGUMENT:
                 return None
-            return Finding(COPY_VALIDATES_MEMORY, f"{what} answered {status.name}: {problem}", before)
+            return Breach(COPY_VALIDATES_MEMORY, f"{what} answered {status.name}: {problem}", before)
         if status != ErrorStatus.NONE:
-            return Finding(COPY_ROUND_TRIPS, f"{what} answered {status.name} for a valid copy", before)
+            return Breach(COPY_ROUND_TRIPS, f"{what} answered {status.name} for a valid copy", before)
         b.write(Content(tuple(effective), unpack(raw, b.operand_type, effective), exact=True))
         return None
 
@@ -864,7 +864,7 @@ class _Session:
             return f"the memory has {size} bytes, the dimensions need {needed}", []
         return None, effective
 
-    def _copy_to(self, step: dict, peek: bool = False) -> Finding | None:
+    def _copy_to(self, step: dict, peek: bool = False) -> Breach | None:
         b = self.model
         assert b is not None
         right = b.byte_size(b.content.dims) if b.content is not None else b.allocated_size
@@ -883,7 +883,7 @@ class _Session:
             else:
                 rule = COPY_ROUND_TRIPS
             expected = " or ".join(sorted(s.name for s in allowed))
-            return Finding(rule, f"{what} answered {status.name}, expected {expected}", b.describe())
+            return Breach(rule, f"{what} answered {status.name}, expected {expected}", b.describe())
         if status != ErrorStatus.NONE:
             if status == ErrorStatus.GENERAL_FAILURE:
                 b.resolve(False)
@@ -895,7 +895,7 @@ class _Session:
         if content.value is not None:
             if content.exact:
                 if actual.tobytes() != np.ascontiguousarray(content.value).tobytes():
-                    return Finding(COPY_ROUND_TRIPS, f"{what} gave back other bytes than were written", b.describe())
+                    return Breach(COPY_ROUND_TRIPS, f"{what} gave back other bytes than were written", b.describe())
             else:
                 comparison = compare(
                     content.value,
@@ -905,7 +905,7 @@ class _Session:
                     quantized_operations=content.quantized_operations,
                 )
                 if not comparison.ok:
-                    return Finding(
+                    return Breach(
                         VALUES_MATCH_REFERENCE,
                         f"{what}: the buffer an execution wrote differs from the reference",
                         f"{comparison.describe()}; {b.describe()}",
@@ -914,7 +914,7 @@ class _Session:
         return None
 
     # -- executions (D16, D17, D18)
-    def _execute(self, step: dict) -> Finding | None:
+    def _execute(self, step: dict) -> Breach | None:
         b = self.model
         assert b is not None
         k = int(step["model"])
@@ -989,7 +989,7 @@ class _Session:
                 why.append(f"dimensions {dims} conflict with the buffer's content {list(b.content.dims)}")
         return why
 
-    def _peek(self) -> Finding | None:
+    def _peek(self) -> Breach | None:
         """Before an execution reads the buffer: learn its exact content (and whether it is initialized)."""
         b = self.model
         assert b is not None
@@ -1081,7 +1081,7 @@ class _Session:
 
         return request, read_output, lengths, reference
 
-    def _judge_illegal(self, outcome: Outcome, why: list[str], *, reads: bool, writes: bool) -> Finding | None:
+    def _judge_illegal(self, outcome: Outcome, why: list[str], *, reads: bool, writes: bool) -> Breach | None:
         """D16: refused with INVALID_ARGUMENT (GENERAL_FAILURE too when it reads an uninitialized buffer)."""
         b = self.model
         assert b is not None
@@ -1093,9 +1093,9 @@ class _Session:
             b.unsure()  # whether a refused request counts as a failed execution (D17) is left open
         title = f"{outcome.path} execution answered {outcome.status.name} for an illegal use: {why[0]}"
         if outcome.status not in allowed:
-            return Finding(ILLEGAL_USE_REJECTED, title, "; ".join(why) + f"; {before}", path=outcome.path)
+            return Breach(ILLEGAL_USE_REJECTED, title, "; ".join(why) + f"; {before}", path=outcome.path)
         if outcome.output_shapes:
-            return Finding(ILLEGAL_USE_REJECTED, f"{title}, with output shapes", path=outcome.path)
+            return Breach(ILLEGAL_USE_REJECTED, f"{title}, with output shapes", path=outcome.path)
         return judge_timing(outcome, False) or judge_notes(outcome)
 
     def _dims_unknown(self, model: Model, ins: list[int], dims: list[int]) -> bool:
@@ -1112,7 +1112,7 @@ class _Session:
                 return True
         return False
 
-    def _judge_uninitialized_read(self, outcome: Outcome, dims_unknown: bool) -> Finding | None:
+    def _judge_uninitialized_read(self, outcome: Outcome, dims_unknown: bool) -> Breach | None:
         """D17: a legal execution reading an uninitialized buffer is GENERAL_FAILURE.
 
         When the input's dimensions are known nowhere (the buffer has no content to give them), refusing the
@@ -1122,14 +1122,14 @@ class _Session:
         assert b is not None
         allowed = {ErrorStatus.GENERAL_FAILURE} | ({ErrorStatus.INVALID_ARGUMENT} if dims_unknown else set())
         if outcome.status not in allowed:
-            return Finding(
+            return Breach(
                 _UNINITIALIZED_RULES[b.reason],
                 f"{outcome.path} execution read an uninitialized buffer and answered {outcome.status.name}",
                 b.describe(),
                 path=outcome.path,
             )
         if outcome.output_shapes:
-            return Finding(
+            return Breach(
                 UNINITIALIZED_READ_FAILS, f"{outcome.path}: output shapes with {outcome.status.name}", path=outcome.path
             )
         return judge_timing(outcome, False) or judge_notes(outcome)
@@ -1144,7 +1144,7 @@ class _Session:
         reference: ReferenceResult | None,
         lengths: list[int | None],
         read_output: Callable[[int, Sequence[int]], np.ndarray],
-    ) -> Finding | None:
+    ) -> Breach | None:
         """A legal use: the status, shapes and values the reference prescribes; then the buffer's new state."""
         b = self.model
         assert b is not None and reference is not None
@@ -1167,7 +1167,7 @@ class _Session:
         else:
             if status not in allowed:
                 names = " or ".join(sorted(s.name for s in allowed))
-                return Finding(
+                return Breach(
                     STATUS_EXPECTED,
                     f"{outcome.path} execution answered {status.name}, expected {names}",
                     f"reference {reference.status.name}{why}; {before}",
@@ -1177,7 +1177,7 @@ class _Session:
             if finding is not None:
                 return finding
             if status not in (ErrorStatus.NONE, ErrorStatus.OUTPUT_INSUFFICIENT_SIZE) and outcome.output_shapes:
-                return Finding(STATUS_EXPECTED, f"{outcome.path}: output shapes with {status.name}", path=outcome.path)
+                return Breach(STATUS_EXPECTED, f"{outcome.path}: output shapes with {status.name}", path=outcome.path)
         if status != ErrorStatus.NONE or expectation is None or expectation.status != ErrorStatus.NONE:
             return None
         return self._judge_values(model, outs, outcome.path, reference, read_output)
@@ -1256,7 +1256,7 @@ class _Session:
         path: str,
         reference: ReferenceResult,
         read_output: Callable[[int, Sequence[int]], np.ndarray],
-    ) -> Finding | None:
+    ) -> Breach | None:
         """O2 on the regular outputs of a successful execution (the buffer's are judged when read back)."""
         main = model.main
         expected = reference.outputs
@@ -1272,7 +1272,7 @@ class _Session:
         )
         if finding is None:
             return None
-        return Finding(VALUES_MATCH_REFERENCE, f"{finding.title} ({finding.rule})", finding.details, path=path)
+        return Breach(VALUES_MATCH_REFERENCE, f"{finding.title} ({finding.rule})", finding.details, path=path)
 
     def _fully_specified(self, model: Model, outs: list[int]) -> bool:
         """Every output's dimensions are known before the execution (the buffer's from its allocation)."""

@@ -17,7 +17,7 @@ from harness.gen.mutations import apply_random
 from harness.gen.source import Source
 from harness.hal import Device, Model, OperandLifeTime
 from harness.oracle.rules import (
-    Finding,
+    Breach,
     judge_model_rejected,
     judge_preparation_rejected,
     judge_supported_operations,
@@ -108,7 +108,7 @@ class ValidationTarget:
 
 def _judge_as(
     kind: str | None, model: Model, status: object, flags: list[bool], preparation: object
-) -> tuple[Finding | None, bool]:
+) -> tuple[Breach | None, bool]:
     """(finding, unsupported) for a case that is valid (None), an invalid model or invalid preparation arguments."""
     p = preparation
     if kind == "model":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.oracle.rules import Finding, verdict_of
+from harness.oracle.rules import Breach, verdict_of
 from harness.oracle.verdict import Outcome, Verdict
 from harness.runner.execute import verdict_from_json
 
@@ -27,7 +27,7 @@ def test_frames_name_a_bug_better_than_a_locus_and_no_locus_keeps_the_old_key() 
 
 
 def test_the_first_findings_locus_reaches_the_verdict_and_survives_json() -> None:
-    verdict = verdict_of([Finding("accuracy.quant8", "t", locus="AVERAGE_POOL_2D"), Finding("x", "y")], "execution")
+    verdict = verdict_of([Breach("accuracy.quant8", "t", locus="AVERAGE_POOL_2D"), Breach("x", "y")], "execution")
     assert verdict.locus == "AVERAGE_POOL_2D"
     again = verdict_from_json(verdict.to_json())
     assert again.locus == "AVERAGE_POOL_2D" and again.signature == verdict.signature

@@ -250,8 +250,8 @@ def test_an_output_of_the_wrong_shape_does_not_match_the_reference() -> None:
 
 
 def test_the_first_finding_makes_the_verdict() -> None:
-    a = rules.Finding(rules.STATUS_EXPECTED, "a", path="async")
-    b = rules.Finding(rules.SHAPES_REPORTED, "b")
+    a = rules.Breach(rules.STATUS_EXPECTED, "a", path="async")
+    b = rules.Breach(rules.SHAPES_REPORTED, "b")
     verdict = rules.verdict_of([a, b], "execution")
     assert (verdict.outcome, verdict.rule, verdict.extras["path"]) == (Outcome.FAILURE, rules.STATUS_EXPECTED, "async")
     assert verdict.extras["also"] == ["[shapes.reported] b"]
