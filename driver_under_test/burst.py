@@ -18,16 +18,20 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from driver_under_test._workers import WorkerPool
 from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
 from driver_under_test.faults import FaultSet, define
 from harness.hal import (
     NO_TIMING_INFO,
     BurstCallback,
     BurstContext,
+    Deadline,
+    Duration,
     ErrorStatus,
     MeasureTiming,
+    OutputShape,
     Request,
     Timing,
 )
@@ -47,8 +51,34 @@ from harness.hal.burst_wire import (
 from harness.hal.fmq import READER, WRITER, FastMessageQueue, FmqDescriptor, FmqError, FmqWaker
 from harness.hal.memory import Memory
 
-if TYPE_CHECKING:
-    from driver_under_test.prepared_model import DriverPreparedModel
+
+class ExecutionOutcome(Protocol):
+    """What one execution reports (a prepared model's run_request result)."""
+
+    status: ErrorStatus
+    output_shapes: list[OutputShape]
+    timing: Timing
+
+
+class BurstServed(Protocol):
+    """What a burst needs of the prepared model it serves."""
+
+    @property
+    def workers(self) -> WorkerPool:
+        """The threads the listener runs on."""
+        ...
+
+    @property
+    def faults(self) -> FaultSet:
+        """The faults the device was started with."""
+        ...
+
+    def run_request(
+        self, request: Request, measure: MeasureTiming, deadline: Deadline, loop_timeout: Duration
+    ) -> ExecutionOutcome:
+        """Validate and execute one request; every failure is a status, never an exception."""
+        ...
+
 
 BURST_SLOT_CACHE_NOT_INVALIDATED = define(
     "burst_slot_cache_not_invalidated",
@@ -79,7 +109,7 @@ RESULT_WRITE_LIMIT_S = 10.0
 
 
 def configure_burst(
-    prepared_model: DriverPreparedModel, callback: BurstCallback, request_channel: object, result_channel: object
+    prepared_model: BurstServed, callback: BurstCallback, request_channel: object, result_channel: object
 ) -> tuple[ErrorStatus, BurstContext | None]:
     """Start a burst listener for this prepared model; INVALID_ARGUMENT for a bad callback or channel."""
     if not isinstance(callback, BurstCallback):
@@ -100,8 +130,7 @@ def configure_burst(
         # Own the driver's ends, so that the client sees them close when the listener ends.
         queues[0].claim(READER)
         queues[1].claim(WRITER)
-        faults = getattr(prepared_model, "_faults", None) or FaultSet()
-        context = DriverBurstContext(prepared_model, callback, queues[0], queues[1], faults)
+        context = DriverBurstContext(prepared_model, callback, queues[0], queues[1], prepared_model.faults)
     except (DriverError, FmqError) as e:
         for q in queues:
             q.close()
@@ -182,7 +211,7 @@ class DriverBurstContext(BurstContext):
 
     def __init__(
         self,
-        prepared_model: DriverPreparedModel,
+        prepared_model: BurstServed,
         callback: BurstCallback,
         requests: FastMessageQueue,
         results: FastMessageQueue,

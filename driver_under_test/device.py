@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from driver_under_test import cache, memory_domain
 from driver_under_test._workers import WorkerPool
+from driver_under_test.backends.numpy.executor import CompiledSubgraph, compile_model
 from driver_under_test.errors import DriverError, as_driver_error, failure
-from driver_under_test.executor import CompiledSubgraph, compile_model
 from driver_under_test.faults import FaultSet
 from driver_under_test.memory_domain import MemoryDomain
 from driver_under_test.options import DeviceOptions

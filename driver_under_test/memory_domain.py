@@ -51,7 +51,7 @@ import threading
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -74,8 +74,19 @@ from harness.hal import (
     numpy_dtype,
 )
 
-if TYPE_CHECKING:
-    from driver_under_test.prepared_model import DriverPreparedModel
+
+class RoleModel(Protocol):
+    """What a memory domain needs of a prepared model its buffers serve."""
+
+    @property
+    def memory_domain(self) -> MemoryDomain:
+        """The memory domain of the device that prepared it."""
+        ...
+
+    def io_operands(self, is_output: bool) -> list[Operand]:
+        """The operands of main's outputs (or inputs), in order."""
+        ...
+
 
 ROLE_CHECK_IGNORES_IO_INDEX = define(
     "role_check_ignores_io_index",
@@ -161,6 +172,21 @@ class MemoryDomain:
         self._lock = threading.RLock()
         self._buffers: dict[int, weakref.ref[DriverBuffer]] = {}
         self._next = 1
+        # The prepared models of this device (D15: buffers serve only those).
+        self._models: weakref.WeakSet[RoleModel] = weakref.WeakSet()
+
+    def admit(self, model: RoleModel) -> None:
+        """Count a prepared model of this device as one its buffers may serve."""
+        with self._lock:
+            self._models.add(model)
+
+    def admits(self, model: object) -> bool:
+        """True for a prepared model this device prepared (and admitted)."""
+        try:
+            with self._lock:
+                return model in self._models
+        except TypeError:  # an unhashable object is no prepared model of ours
+            return False
 
     def __contains__(self, token: object) -> bool:
         return self.lookup(token) is not None
@@ -202,7 +228,7 @@ class DriverBuffer(Buffer):
     """A driver-managed buffer (IBuffer): its agreed operand, its roles and its copy-on-write content."""
 
     def __init__(
-        self, domain: MemoryDomain, spec: BufferSpec, models: Sequence[DriverPreparedModel], roles: set[_RoleKey]
+        self, domain: MemoryDomain, spec: BufferSpec, models: Sequence[RoleModel], roles: set[_RoleKey]
     ) -> None:
         self.spec = spec
         self._faults = domain.faults
@@ -389,21 +415,19 @@ def _same_operand(a: Operand, b: Operand) -> bool:
     )
 
 
-def _prepared_models(domain: MemoryDomain, prepared_models: object) -> list[DriverPreparedModel]:
-    from driver_under_test.prepared_model import DriverPreparedModel  # the prepared model imports this module
-
+def _prepared_models(domain: MemoryDomain, prepared_models: object) -> list[RoleModel]:
     models = as_list(prepared_models, "allocate prepared models", "D15.malformed")
     for k, pm in enumerate(models):
-        if not isinstance(pm, DriverPreparedModel) or pm.memory_domain is not domain:
+        if not domain.admits(pm):
             raise invalid(f"prepared model {k} was not prepared by this device", "D15.foreign_prepared_model")
     return list(models)  # type: ignore[arg-type]
 
 
 def _role_operands(
-    models: list[DriverPreparedModel], input_roles: object, output_roles: object
-) -> tuple[list[Operand], set[_RoleKey], list[DriverPreparedModel]]:
+    models: list[RoleModel], input_roles: object, output_roles: object
+) -> tuple[list[Operand], set[_RoleKey], list[RoleModel]]:
     """The operand of every role, the role keys, and the distinct prepared models the keys' slots index."""
-    distinct: list[DriverPreparedModel] = []
+    distinct: list[RoleModel] = []
     slot_of: list[int] = []
     for pm in models:
         slot = next((s for s, other in enumerate(distinct) if other is pm), None)
@@ -505,7 +529,7 @@ def request_buffers(domain: MemoryDomain, request: Request) -> dict[int, DriverB
 
 
 def check_request(
-    prepared_model: DriverPreparedModel, request: Request, input_dims: list[list[int]], *, fenced: bool
+    prepared_model: RoleModel, request: Request, input_dims: list[list[int]], *, fenced: bool
 ) -> list[list[int]]:
     """Validate every driver-buffer argument of a (validated) request; return the inputs' dimensions.
 

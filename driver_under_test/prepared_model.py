@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from driver_under_test._workers import WorkerPool
+from driver_under_test.backends.numpy.executor import CompiledSubgraph, Executor, RunContext, operand_tensor
+from driver_under_test.burst import configure_burst
 from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
-from driver_under_test.executor import CompiledSubgraph, Executor, RunContext, operand_tensor
 from driver_under_test.faults import FaultSet, define
 from driver_under_test.memory_domain import DriverBuffer, MemoryDomain, check_request, forget_outputs
 from driver_under_test.options import DeviceOptions
@@ -104,6 +105,7 @@ class DriverPreparedModel(PreparedModel):
         self._domain = domain
         # The device's worker threads (asynchronous executions, fenced executions, burst listeners).
         self._workers = workers
+        domain.admit(self)
 
     # --- the core every path shares -------------------------------------------------------------------
 
@@ -116,6 +118,11 @@ class DriverPreparedModel(PreparedModel):
     def workers(self) -> WorkerPool:
         """The worker threads of the device that prepared this model."""
         return self._workers
+
+    @property
+    def faults(self) -> FaultSet:
+        """The faults of the device that prepared this model."""
+        return self._faults
 
     def io_operands(self, is_output: bool) -> list[Operand]:
         """The operands of main's outputs (or inputs), in order."""
@@ -388,8 +395,6 @@ class DriverPreparedModel(PreparedModel):
         result_channel: object,
     ) -> tuple[ErrorStatus, BurstContext | None]:
         """IPreparedModel::configureExecutionBurst: a burst context whose listener serves the two channels."""
-        from driver_under_test.burst import configure_burst
-
         return configure_burst(self, callback, request_channel, result_channel)
 
 

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from itertools import chain
 from operator import attrgetter
 
+from driver_under_test.backends.numpy.kernels import lookup
 from driver_under_test.errors import DriverError
-from driver_under_test.kernels import lookup
 from driver_under_test.options import DeviceOptions
 from driver_under_test.pools import check_pool
 from harness.hal import Model, Operand, OperandLifeTime, OperandType, Operation, OperationType, Subgraph

@@ -21,7 +21,7 @@ def test_wrong_values_written_by_different_operations_have_different_signatures(
 
 
 def test_frames_name_a_bug_better_than_a_locus_and_no_locus_keeps_the_old_key() -> None:
-    frames = ("driver_under_test/kernels/activation.py:tanh",)
+    frames = ("driver_under_test/backends/numpy/kernels/activation.py:tanh",)
     assert _accuracy("TANH", frames).signature == _accuracy("CONV_2D", frames).signature
     assert _accuracy("").signature == Verdict(Outcome.FAILURE, rule="accuracy.float32").signature
 

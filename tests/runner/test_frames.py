@@ -22,7 +22,7 @@ IndexError: boom
 DUMP_ONE_THREAD = f"""Fatal Python error: Aborted
 
 Current thread 0x00007f0000000001 (most recent call first):
-  File "{REPO}/driver_under_test/kernels/conv.py", line 10 in conv2d
+  File "{REPO}/driver_under_test/backends/numpy/kernels/conv.py", line 10 in conv2d
   File "{REPO}/driver_under_test/executor.py", line 50 in run
   File "/usr/lib/python3.11/threading.py", line 975 in run
 """
@@ -53,7 +53,7 @@ def test_python_traceback_frames_come_innermost_first() -> None:
 def test_a_dump_gives_the_interrupted_threads_frames_without_standard_library_machinery() -> None:
     assert dump_frames(DUMP_ONE_THREAD)[-1] == "threading.py:run"
     assert significant(dump_frames(DUMP_ONE_THREAD)) == [
-        "driver_under_test/kernels/conv.py:conv2d",
+        "driver_under_test/backends/numpy/kernels/conv.py:conv2d",
         "driver_under_test/executor.py:run",
     ]
 

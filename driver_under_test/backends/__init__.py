@@ -1,0 +1,1 @@
+"""What runs a prepared model: the backends a device can be created with."""

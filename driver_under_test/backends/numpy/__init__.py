@@ -1,0 +1,1 @@
+"""The numpy backend: the driver's own graph executor and kernels."""
