@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-# Every module that defines faults is imported here, so the catalogue is complete whatever is used first.
+# Every module that defines faults is imported here, so the catalogue is complete whatever is used first (the
+# numpy backend's kernels plant faults too).
 from driver_under_test import burst, cache, memory_domain  # noqa: F401
+from driver_under_test.backends import numpy  # noqa: F401
 from driver_under_test.device import DriverDevice
 from driver_under_test.faults import CATALOGUE, resolve
 from driver_under_test.options import build_options

@@ -14,6 +14,7 @@ Model cache
         u32 operation count, per operation: i64 type, inputs (u32 count + u32 each), outputs (the same)
         inputIndexes, outputIndexes (u32 count + u32 each)
     u32 extension count, per extension: name (u64 length + UTF-8), u32 prefix
+    backend: name (u64 length + UTF-8), artifact (u64 length + bytes: what the backend keeps of its program)
 Data cache
     header: magic b"NNFZDAT\\0", u32 format version, u32 reserved (0); then the constants' bytes.
 
@@ -48,7 +49,7 @@ from harness.hal import (
 
 MODEL_MAGIC = b"NNFZMDL\0"
 DATA_MAGIC = b"NNFZDAT\0"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _HEADER = struct.Struct("<8sII")
 HEADER_SIZE = _HEADER.size
 DIGEST_SIZE = 32
@@ -65,6 +66,15 @@ _MIN_EXTENSION = struct.calcsize("<QI")
 
 class CacheFormatError(Exception):
     """Cache bytes that do not decode to a model."""
+
+
+@dataclass(frozen=True)
+class CachedModel:
+    """What a pair of cache files holds: the model (constants as CONSTANT_COPY) and its backend's program."""
+
+    model: Model
+    backend: str
+    artifact: bytes
 
 
 @dataclass(frozen=True)
@@ -114,7 +124,11 @@ def _write_operand(w: _Writer, operand: Operand) -> None:
 
 
 def serialize(
-    subgraphs: Sequence[SavedSubgraph], relaxed: bool, extensions: Sequence[ExtensionNameAndPrefix]
+    subgraphs: Sequence[SavedSubgraph],
+    relaxed: bool,
+    extensions: Sequence[ExtensionNameAndPrefix],
+    backend: str = "",
+    artifact: bytes = b"",
 ) -> tuple[bytes, bytes]:
     """(model cache, data cache) bytes of a prepared model; struct.error or ValueError if a field cannot be stored."""
     payload: list[bytes] = []
@@ -144,6 +158,8 @@ def serialize(
     for ext in extensions:
         body.blob(ext.name.encode("utf-8"))
         body.pack("I", ext.prefix)
+    body.blob(backend.encode("utf-8"))
+    body.blob(artifact)
     data = _HEADER.pack(DATA_MAGIC, FORMAT_VERSION, 0) + b"".join(payload)
     head = _HEADER.pack(MODEL_MAGIC, FORMAT_VERSION, 0) + hashlib.sha256(data).digest() + struct.pack("<Q", len(data))
     return head + body.value(), data
@@ -250,8 +266,8 @@ def model_header_ok(model_cache: bytes) -> bool:
     return model_cache[:HEADER_SIZE] == _HEADER.pack(MODEL_MAGIC, FORMAT_VERSION, 0)
 
 
-def deserialize(model_cache: bytes, data_cache: bytes) -> Model:
-    """The model a pair of cache files holds, its constants as CONSTANT_COPY; CacheFormatError if malformed."""
+def deserialize(model_cache: bytes, data_cache: bytes) -> CachedModel:
+    """What a pair of cache files holds; CacheFormatError if malformed."""
     try:
         return _deserialize(model_cache, data_cache)
     except CacheFormatError:
@@ -260,7 +276,7 @@ def deserialize(model_cache: bytes, data_cache: bytes) -> Model:
         raise CacheFormatError(f"{type(e).__name__}: {e}") from None
 
 
-def _deserialize(model_cache: bytes, data_cache: bytes) -> Model:
+def _deserialize(model_cache: bytes, data_cache: bytes) -> CachedModel:
     r = _Reader(model_cache)
     if not model_header_ok(r.take(HEADER_SIZE)):
         raise CacheFormatError("not a model cache of this driver's format")
@@ -283,8 +299,10 @@ def _deserialize(model_cache: bytes, data_cache: bytes) -> Model:
     for _ in range(r.count(_MIN_EXTENSION)):
         name = r.blob().decode("utf-8")
         extensions.append(ExtensionNameAndPrefix(name, int(r.one("I"))))
+    backend = r.blob().decode("utf-8")
+    artifact = r.blob()
     r.finish()
-    return Model(
+    model = Model(
         main=subgraphs[0],
         referenced=subgraphs[1:],
         # A view, not a copy: compilation copies each constant out of it once.
@@ -293,3 +311,4 @@ def _deserialize(model_cache: bytes, data_cache: bytes) -> Model:
         relax_computation_float32_to_float16=bool(relaxed),
         extension_name_to_prefix=extensions,
     )
+    return CachedModel(model, backend, artifact)

@@ -1,13 +1,16 @@
-"""The driver's Device: capabilities, support queries and model preparation."""
+"""The driver's Device: capabilities, support queries, model preparation (from a model or from cache files)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 
-from driver_under_test import cache, memory_domain
+from driver_under_test import memory_domain
+from driver_under_test._cache_files import CacheFile, close_all
 from driver_under_test._workers import WorkerPool
-from driver_under_test.backends.numpy.executor import CompiledSubgraph, compile_model
+from driver_under_test.backends import Backend, create_backend
+from driver_under_test.cache import CompilationCache
+from driver_under_test.constants import ConstantsOnDemand, frozen, read_constants
 from driver_under_test.errors import DriverError, as_driver_error, failure
 from driver_under_test.faults import FaultSet
 from driver_under_test.memory_domain import MemoryDomain
@@ -38,6 +41,7 @@ from harness.hal import (
 )
 
 _CPU_LIKE = PerformanceInfo(exec_time=0.9, power_usage=0.9)
+_DEADLINE_STATUSES = (ErrorStatus.MISSED_DEADLINE_PERSISTENT, ErrorStatus.MISSED_DEADLINE_TRANSIENT)
 
 
 def _handles(handles: object) -> list:
@@ -49,17 +53,21 @@ def _handles(handles: object) -> list:
 
 
 class DriverDevice(Device):
-    """An NN HAL 1.3-style device backed by this package's kernels."""
+    """An NN HAL 1.3-style device: this package's HAL plumbing over one backend that runs prepared models."""
 
-    def __init__(self, options: DeviceOptions, faults: FaultSet) -> None:
+    def __init__(self, options: DeviceOptions, faults: FaultSet, backend: Backend | None = None) -> None:
         self.options = options
         self.faults = faults
+        self.backend = backend if backend is not None else create_backend(options.backend, **options.backend_options)
+        # The version names the backend and its engine: a cache saved by another one is not this device's.
+        self.version = f"{options.version} ({self.backend.name}: {self.backend.version()})"
+        self.cache = CompilationCache(options, faults, self.version)
         self.domain = MemoryDomain(faults, options.limits)
         # Threads for asynchronous work (preparation, executions, burst listeners), shared by its prepared models.
         self.workers = WorkerPool("dut-worker")
 
     def __repr__(self) -> str:
-        return f"DriverDevice({self.options.name!r}, faults={sorted(self.faults.names)})"
+        return f"DriverDevice({self.options.name!r}, {self.backend.name}, faults={sorted(self.faults.names)})"
 
     def get_capabilities(self) -> tuple[ErrorStatus, Capabilities]:
         """IDevice::getCapabilities_1_3: per-type performance sorted by type, no SUBGRAPH entry."""
@@ -74,7 +82,7 @@ class DriverDevice(Device):
 
     def get_version_string(self) -> tuple[ErrorStatus, str]:
         """IDevice::getVersionString."""
-        return ErrorStatus.NONE, self.options.version
+        return ErrorStatus.NONE, self.version
 
     def get_type(self) -> tuple[ErrorStatus, DeviceType]:
         """IDevice::getType."""
@@ -86,14 +94,18 @@ class DriverDevice(Device):
 
     def get_number_of_cache_files_needed(self) -> tuple[ErrorStatus, int, int]:
         """IDevice::getNumberOfCacheFilesNeeded."""
-        model_files, data_files = cache.files_needed(self)
+        model_files, data_files = self.cache.files_needed()
         return ErrorStatus.NONE, model_files, data_files
 
     def get_supported_operations(self, model: Model) -> tuple[ErrorStatus, list[bool]]:
         """IDevice::getSupportedOperations_1_3."""
         try:
             validate_model(model, self.options.limits, self.faults)
-            return ErrorStatus.NONE, supported_operations(model, self.options)
+            constants = ConstantsOnDemand(model, self.options.constant_memory_kinds)
+            try:
+                return ErrorStatus.NONE, supported_operations(model, self.options, self.backend, constants)
+            finally:
+                constants.close()
         except Exception as e:
             return as_driver_error(e).status, []
 
@@ -141,44 +153,42 @@ class DriverDevice(Device):
         # Cache problems never fail preparation: saving reports nothing back. Without a single handle there is
         # nothing to save to (whenever caching is on, the device needs one file of each kind).
         if model_cache or data_cache:
-            cache.save_quietly(self, prepared, model_cache, data_cache, token)
+            self.cache.save_quietly(
+                model, prepared.constants, self.backend.name, prepared.program.artifact, model_cache, data_cache, token
+            )
         callback.notify(ErrorStatus.NONE, prepared)
 
-    def compile(self, model: Model, deadline: Deadline) -> DriverPreparedModel:
-        """Compile a validated model; DriverError for unsupported content or a missed deadline."""
+    def compile(self, model: Model, deadline: Deadline, artifact: bytes | None = None) -> DriverPreparedModel:
+        """Compile a validated model (load the backend's `artifact` when a cache kept one); DriverError for
+        unsupported content or a missed deadline."""
         if deadline is not None and time.monotonic_ns() > deadline:
             raise DriverError(
                 ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation", "qos.deadline"
             )
-        # Each pool is opened once: which ones fail decides support, and the others hold the constants.
+        # Each pool is opened once, to copy the constants out of it. A pool the device cannot map makes every
+        # operation using its constants unsupported: preparation fails with GENERAL_FAILURE either way.
         pools: list[PoolFile | PoolMapping] = []
-        unusable: dict[int, DriverError] = {}
         try:
-            for index, pool in enumerate(model.pools):
-                try:
-                    pools.append(open_pool(pool, self.options.constant_memory_kinds, writable=False))
-                except DriverError as e:
-                    unusable[index] = e
-            if not all(supported_operations(model, self.options, set(unusable))):
-                raise failure(
-                    "the model uses operations or operand types this device does not support", "prepare.unsupported"
-                )
-            if unusable:
-                raise unusable[min(unusable)]
-            subgraphs = compile_model(model, pools)
+            for pool in model.pools:
+                pools.append(open_pool(pool, self.options.constant_memory_kinds, writable=False))
+            constants = frozen(read_constants(model, pools))
         finally:
             for p in pools:
                 p.close()
+        if not all(supported_operations(model, self.options, self.backend, lambda sg, i: constants[(sg, i)], set())):
+            raise failure(
+                "the model uses operations or operand types this device does not support", "prepare.unsupported"
+            )
+        if artifact is None:
+            program = self.backend.compile(model, constants)
+        else:
+            program = self.backend.load(model, constants, artifact)
         if deadline is not None and time.monotonic_ns() > deadline:
             raise DriverError(
                 ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed during preparation", "qos.deadline"
             )
-        return self.adopt(model, subgraphs)
-
-    def adopt(self, model: Model, subgraphs: list[CompiledSubgraph]) -> DriverPreparedModel:
-        """A prepared model of this device from compiled subgraphs (freshly compiled or rebuilt from a cache)."""
         return DriverPreparedModel(
-            model, subgraphs, self.options, self.faults, domain=self.domain, workers=self.workers
+            model, program, constants, self.options, self.faults, domain=self.domain, workers=self.workers
         )
 
     def prepare_model_from_cache(
@@ -192,7 +202,36 @@ class DriverDevice(Device):
         """IDevice::prepareModelFromCache_1_3."""
         if callback is None:
             return ErrorStatus.INVALID_ARGUMENT
-        return cache.prepare_from_cache(self, deadline, _handles(model_cache), _handles(data_cache), token, callback)
+        try:
+            files, token = self.cache.open_for_reading(_handles(model_cache), _handles(data_cache), token)
+        except Exception as e:
+            status = as_driver_error(e).status  # only the status: see prepare_model
+            callback.notify(status, None)
+            return status
+        self.workers.submit(self._prepare_from_cache, deadline, files, token, callback)
+        return ErrorStatus.NONE
+
+    def _prepare_from_cache(
+        self, deadline: Deadline, files: list[CacheFile], token: bytes, callback: PreparedModelCallback
+    ) -> None:
+        try:
+            if deadline is not None and time.monotonic_ns() > deadline:
+                raise DriverError(
+                    ErrorStatus.MISSED_DEADLINE_PERSISTENT, "deadline passed before preparation", "qos.deadline"
+                )
+            cached = self.cache.read(files, token)
+            if cached.backend != self.backend.name:
+                raise failure(f"the cache holds a program of backend {cached.backend!r}", "cache.backend")
+            validate_model(cached.model, self.options.limits, self.faults)
+            prepared = self.compile(cached.model, deadline, cached.artifact)
+        except Exception as e:
+            status = as_driver_error(e).status
+            # Whatever went wrong with the files, the model or its validation, the cache is unusable.
+            callback.notify(status if status in _DEADLINE_STATUSES else ErrorStatus.GENERAL_FAILURE, None)
+            return
+        finally:
+            close_all(files)
+        callback.notify(ErrorStatus.NONE, prepared)
 
     def allocate(
         self,
@@ -203,3 +242,4 @@ class DriverDevice(Device):
     ) -> tuple[ErrorStatus, Buffer | None, int]:
         """IDevice::allocate: a driver-managed buffer for these roles (rules and decisions in memory_domain.py)."""
         return memory_domain.allocate(self.domain, desc, prepared_models, input_roles, output_roles)
+

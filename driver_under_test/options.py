@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from driver_under_test.pools import ALL_KINDS
@@ -33,6 +34,9 @@ class DeviceOptions:
     caching: bool = True
     # Folder of the persistent {token -> model cache hash} store; None picks a per-user default.
     cache_dir: str | None = None
+    # What runs prepared models (driver_under_test.backends): its name and its own options.
+    backend: str = "numpy"
+    backend_options: Mapping[str, object] = field(default_factory=dict)
 
 
 def build_options(**overrides: object) -> DeviceOptions:

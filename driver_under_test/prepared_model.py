@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from driver_under_test._workers import WorkerPool
-from driver_under_test.backends.numpy.executor import CompiledSubgraph, Executor, RunContext, operand_tensor
+from driver_under_test.backends import Constants, Program, RunSettings
 from driver_under_test.burst import configure_burst
 from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
 from driver_under_test.faults import FaultSet, define
@@ -85,12 +85,13 @@ def _loop_timeout(duration: Duration) -> int:
 
 
 class DriverPreparedModel(PreparedModel):
-    """A model compiled by this driver."""
+    """A model prepared by this driver: the validated model, its constants and its backend's program."""
 
     def __init__(
         self,
         model: Model,
-        subgraphs: list[CompiledSubgraph],
+        program: Program,
+        constants: Constants,
         options: DeviceOptions,
         faults: FaultSet,
         *,
@@ -98,7 +99,8 @@ class DriverPreparedModel(PreparedModel):
         workers: WorkerPool,
     ):
         self._model = model
-        self._subgraphs = subgraphs
+        self.program = program
+        self.constants = constants  # what a model cache keeps besides the program
         self._options = options
         self._faults = faults
         # The device's driver buffers (not the device itself: a prepared model must not keep its device alive).
@@ -185,9 +187,9 @@ class DriverPreparedModel(PreparedModel):
             raise DriverError(ErrorStatus.MISSED_DEADLINE_TRANSIENT, "deadline passed before execution", "qos.deadline")
         pools = self._map_pools(request)
         try:
-            main = self._subgraphs[0]
-            inputs = []
-            for arg, operand_index, dims in zip(request.inputs, main.inputs, input_dims):
+            main = self._model.main
+            inputs: list[np.ndarray | None] = []
+            for arg, operand_index, dims in zip(request.inputs, main.input_indexes, input_dims):
                 if arg.has_no_value:
                     inputs.append(None)
                     continue
@@ -198,17 +200,11 @@ class DriverPreparedModel(PreparedModel):
                     raw, dims = state.data, list(state.dimensions)
                 else:
                     raw = pool.read(arg.location.offset, arg.location.length)
-                data = np.frombuffer(raw, dtype=numpy_dtype(operand.type)).reshape(tuple(dims))
-                inputs.append(operand_tensor(operand, shape=tuple(dims), data=data))
-            ctx = RunContext(
-                self._subgraphs,
-                self._model.relax_computation_float32_to_float16,
-                self._faults,
-                deadline,
-                loop_timeout_ns,
-            )
-            outputs = Executor(ctx).run(0, inputs)
-            result = self._deliver(request, main, outputs, pools)
+                inputs.append(np.frombuffer(raw, dtype=numpy_dtype(operand.type)).reshape(tuple(dims)))
+            settings = RunSettings(self._model.relax_computation_float32_to_float16, self._faults, deadline,
+                                   loop_timeout_ns)  # fmt: skip
+            executed = self.program.execute(inputs, settings)
+            result = self._deliver(request, executed.outputs, pools)
         finally:
             for m in pools:
                 if isinstance(m, PoolMapping):
@@ -216,20 +212,24 @@ class DriverPreparedModel(PreparedModel):
         measured = measure == MeasureTiming.YES or self._faults.active(TIMING_WHEN_NOT_ASKED)
         if result.status == ErrorStatus.NONE and measured:
             in_driver = (time.perf_counter_ns() - started) // 1000
-            result.timing = Timing(time_on_device=min(ctx.kernel_ns // 1000, in_driver), time_in_driver=in_driver)
+            on_device = min(executed.device_ns // 1000, in_driver)
+            result.timing = Timing(time_on_device=on_device, time_in_driver=in_driver)
         return result
 
-    def _deliver(self, request: Request, main: CompiledSubgraph, outputs: list, pools: list) -> ExecutionResult:
+    def _deliver(self, request: Request, outputs: list[np.ndarray], pools: list) -> ExecutionResult:
+        main = self._model.main
+        if len(outputs) != len(main.output_indexes):
+            raise failure(f"the program gave {len(outputs)} outputs for {len(main.output_indexes)}", "exec.outputs")
         shapes = []
         sufficient = True
-        for arg, operand_index, tensor in zip(request.outputs, main.outputs, outputs):
-            actual = [int(d) for d in tensor.data.shape]
+        for arg, operand_index, value in zip(request.outputs, main.output_indexes, outputs):
+            actual = [int(d) for d in value.shape]
             wanted = arg.dimensions or main.operands[operand_index].dimensions
             if wanted and len(wanted) == len(actual) and any(w and w != a for w, a in zip(wanted, actual)):
                 raise failure(
                     f"output {operand_index}: computed shape {actual} conflicts with {list(wanted)}", "exec.shape"
                 )
-            needed = tensor.data.size * element_size(tensor.type)
+            needed = value.size * element_size(main.operands[operand_index].type)
             pool = None if arg.has_no_value else pools[arg.location.pool_index]
             if isinstance(pool, DriverBuffer):
                 pool.check_result_shape(len(shapes), actual)
@@ -249,13 +249,15 @@ class DriverPreparedModel(PreparedModel):
             return ExecutionResult(
                 ErrorStatus.OUTPUT_INSUFFICIENT_SIZE, shapes, NO_TIMING_INFO, "output buffer too small"
             )
-        for arg, tensor in zip(request.outputs, outputs):
+        for arg, operand_index, value in zip(request.outputs, main.output_indexes, outputs):
             if arg.has_no_value:
                 continue
-            raw = np.ascontiguousarray(tensor.data).view(np.uint8).reshape(-1)
+            # The program's arrays carry the operand's storage dtype (a backend may hand back another of its size).
+            stored = np.ascontiguousarray(value, dtype=numpy_dtype(main.operands[operand_index].type))
+            raw = stored.view(np.uint8).reshape(-1)
             pool = pools[arg.location.pool_index]
             if isinstance(pool, DriverBuffer):
-                pool.store(tensor.data.shape, raw.tobytes())
+                pool.store(value.shape, raw.tobytes())
                 continue
             pool.data[arg.location.offset : arg.location.offset + raw.size] = raw
         return ExecutionResult(ErrorStatus.NONE, shapes, NO_TIMING_INFO)

@@ -1,4 +1,9 @@
-"""Which operations of a (valid) model this device can run: kernel, operand types, constant memories."""
+"""Which operations of a (valid) model this device can run: its backend, operand types, constant memories.
+
+The device's own conditions (operand types it computes on, pools it can map) are checked here; whether the
+backend runs an operation is the backend's answer, asked for every operation of main and, for IF and WHILE, of
+every subgraph they reference.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +11,11 @@ from collections.abc import Iterable
 from itertools import chain
 from operator import attrgetter
 
-from driver_under_test.backends.numpy.kernels import lookup
+from driver_under_test.backends import Backend, ConstantReader
 from driver_under_test.errors import DriverError
 from driver_under_test.options import DeviceOptions
 from driver_under_test.pools import check_pool
-from harness.hal import Model, Operand, OperandLifeTime, OperandType, Operation, OperationType, Subgraph
+from harness.hal import Model, Operand, OperandLifeTime, OperandType, OperationType, Subgraph
 
 # Plain ints: reading an enum member off its class costs more than the comparison it is used in.
 _CONTROL_FLOW = (int(OperationType.IF), int(OperationType.WHILE))
@@ -33,13 +38,20 @@ def unusable_pools(model: Model, options: DeviceOptions) -> set[int]:
     return bad
 
 
-def supported_operations(model: Model, options: DeviceOptions, bad_pools: set[int] | None = None) -> list[bool]:
+def supported_operations(
+    model: Model,
+    options: DeviceOptions,
+    backend: Backend,
+    constants: ConstantReader,
+    bad_pools: set[int] | None = None,
+) -> list[bool]:
     """One flag per operation of main; `bad_pools` are the unusable_pools when the caller has mapped them already."""
     if bad_pools is None:
         bad_pools = unusable_pools(model, options)
     main = model.main
+    ask = _Asker(model, options, backend, constants, bad_pools)
     usable = _all_usable(main, options, bad_pools)
-    return [_supported(model, main, op, options, bad_pools, 0, usable) for op in main.operations]
+    return [ask.supported(0, main, k, 0, usable) for k in range(len(main.operations))]
 
 
 def _all_usable(sg: Subgraph, options: DeviceOptions, bad_pools: set[int]) -> bool:
@@ -78,29 +90,44 @@ def _operands_usable(
     return True
 
 
-def _supported(
-    model: Model, sg: Subgraph, op: Operation, options: DeviceOptions, bad_pools: set[int], depth: int, usable: bool
-) -> bool:
-    """Whether the device runs `op`; `usable` is _all_usable(sg), which spares looking at each of its operands."""
-    entry = lookup(op.type)
-    inputs = op.inputs
-    if entry is None or not inputs:
-        return False
-    operands = sg.operands
-    if not usable and not _operands_usable(operands, chain(inputs, op.outputs), options.operand_types, bad_pools):
-        return False
-    if _as_type(operands[inputs[0]].type) not in entry.types:
-        return False
-    if op.type in _CONTROL_FLOW:
-        # Validation has ruled out reference cycles; the depth bound is a second line of defence.
-        if depth > len(model.referenced):
+class _Asker:
+    """One support query: the model, the device's conditions and its backend."""
+
+    def __init__(
+        self, model: Model, options: DeviceOptions, backend: Backend, constants: ConstantReader, bad_pools: set[int]
+    ) -> None:
+        self.model = model
+        self.options = options
+        self.backend = backend
+        self.constants = constants
+        self.bad_pools = bad_pools
+
+    def supported(self, s: int, sg: Subgraph, k: int, depth: int, usable: bool) -> bool:
+        """Whether the device runs operation k of subgraph s (`sg`); `usable` is _all_usable(sg), which spares
+        looking at each of its operands."""
+        op = sg.operations[k]
+        inputs = op.inputs
+        if not inputs:
             return False
-        for i in inputs:
-            operand = operands[i]
-            if operand.lifetime == _SUBGRAPH_LIFETIME:
-                ref = model.referenced[operand.location.offset]
-                inner_usable = _all_usable(ref, options, bad_pools)
-                for inner in ref.operations:
-                    if not _supported(model, ref, inner, options, bad_pools, depth + 1, inner_usable):
-                        return False
-    return True
+        operands = sg.operands
+        options = self.options
+        types = options.operand_types
+        if not usable and not _operands_usable(operands, chain(inputs, op.outputs), types, self.bad_pools):
+            return False
+        if not self.backend.runs(self.model, s, k, self.constants):
+            return False
+        if op.type in _CONTROL_FLOW:
+            model = self.model
+            # Validation has ruled out reference cycles; the depth bound is a second line of defence.
+            if depth > len(model.referenced):
+                return False
+            for i in inputs:
+                operand = operands[i]
+                if operand.lifetime == _SUBGRAPH_LIFETIME:
+                    r = operand.location.offset
+                    ref = model.referenced[r]
+                    inner_usable = _all_usable(ref, options, self.bad_pools)
+                    for inner in range(len(ref.operations)):
+                        if not self.supported(r + 1, ref, inner, depth + 1, inner_usable):
+                            return False
+        return True

@@ -1,8 +1,8 @@
-"""The driver's graph executor: compiles a validated model into runnable subgraphs and runs them.
+"""The numpy backend's graph executor: compiles a validated model into runnable subgraphs and runs them.
 
-Compilation resolves constants once (copying CONSTANT_REFERENCE data out of the client's pools, so later
-changes to a pool cannot affect a prepared model) and binds each operation to its kernel. Running evaluates
-operations in order on runtime Tensors; IF and WHILE call back into `run_subgraph`.
+Compilation turns the constants (copied out of the client's memory once, by the device) into runtime Tensors and
+binds each operation to its kernel. Running evaluates operations in order on runtime Tensors; IF and WHILE call
+back into `run_subgraph`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from driver_under_test.backends import Constants
 from driver_under_test.backends.numpy.kernels import OpCall, Tensor, lookup
 from driver_under_test.backends.numpy.kernels.registry import KernelFn
 from driver_under_test.errors import DriverError, failure
 from driver_under_test.faults import FaultSet, define
-from driver_under_test.pools import PoolFile, PoolMapping
 from harness.hal import (
     ErrorStatus,
     Model,
@@ -80,31 +80,17 @@ class CompiledSubgraph:
     output_meta: list[Tensor] = field(default_factory=list)
 
 
-def _constant(model: Model, operand: Operand, pools: list[PoolFile | PoolMapping]) -> np.ndarray:
-    """The value of a constant operand, copied out of operandValues or a pool."""
-    loc = operand.location
-    dtype = _DTYPES.get(operand.type)
-    if dtype is None:
-        dtype = numpy_dtype(operand.type)
-    if operand.lifetime == _CONSTANT_COPY:
-        raw = model.operand_values[loc.offset : loc.offset + loc.length]
-    else:
-        raw = pools[loc.pool_index].read(loc.offset, loc.length)
-    shape = tuple(operand.dimensions)
-    return np.frombuffer(raw, dtype).reshape(shape).copy()
-
-
-def compile_model(model: Model, pools: list[PoolFile | PoolMapping]) -> list[CompiledSubgraph]:
+def compile_model(model: Model, constants: Constants) -> list[CompiledSubgraph]:
     """Compile main (index 0) and every referenced subgraph (index k+1); GENERAL_FAILURE if a kernel is missing."""
-    return [_compile_subgraph(model, sg, pools) for sg in [model.main, *model.referenced]]
+    return [_compile_subgraph(s, sg, constants) for s, sg in enumerate([model.main, *model.referenced])]
 
 
-def _compile_subgraph(model: Model, sg: Subgraph, pools: list[PoolFile | PoolMapping]) -> CompiledSubgraph:
+def _compile_subgraph(s: int, sg: Subgraph, values: Constants) -> CompiledSubgraph:
     constants: dict[int, Tensor] = {}
     for index, operand in enumerate(sg.operands):
         lifetime = operand.lifetime
         if lifetime in _CONSTANT_LIFETIMES:
-            constants[index] = operand_tensor(operand, data=_constant(model, operand, pools))
+            constants[index] = operand_tensor(operand, data=values[(s, index)])
         elif lifetime == _SUBGRAPH_LIFETIME:
             # Kernels of IF/WHILE read the referenced subgraph's index from the tensor's value.
             constants[index] = Tensor(type=int(OperandType.SUBGRAPH), shape=(), data=np.array(operand.location.offset))
@@ -219,21 +205,8 @@ class Executor:
 _NO_VALUE = int(OperandLifeTime.NO_VALUE)
 _SUBGRAPH_LIFETIME = int(OperandLifeTime.SUBGRAPH)
 _CONSTANT_LIFETIMES = frozenset({int(OperandLifeTime.CONSTANT_COPY), int(OperandLifeTime.CONSTANT_REFERENCE)})
-_CONSTANT_COPY = int(OperandLifeTime.CONSTANT_COPY)
 
 
-def _storage_dtypes() -> dict[int, np.dtype]:
-    # numpy_dtype builds its dtype on every call: the types that have one, looked up once.
-    dtypes = {}
-    for t in OperandType:
-        try:
-            dtypes[int(t)] = numpy_dtype(t)
-        except ValueError:
-            continue
-    return dtypes
-
-
-_DTYPES = _storage_dtypes()
 _SCALAR_TYPES = {
     int(t) for t in (OperandType.FLOAT32, OperandType.INT32, OperandType.UINT32, OperandType.BOOL, OperandType.FLOAT16)
 }

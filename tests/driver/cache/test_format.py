@@ -37,7 +37,8 @@ CONSTANTS = (LT.CONSTANT_COPY, LT.CONSTANT_REFERENCE)
 
 def _cache_of(model: Model) -> tuple[bytes, bytes]:
     prepared = create_device(faults=[]).compile(model, None)
-    return serialize(_saved_subgraphs(prepared), model.relax_computation_float32_to_float16, [])
+    saved = _saved_subgraphs(model, prepared.constants)
+    return serialize(saved, model.relax_computation_float32_to_float16, [], "numpy", b"program")
 
 
 def _constant_bytes(model: Model, operand: Operand) -> bytes:
@@ -48,7 +49,9 @@ def _constant_bytes(model: Model, operand: Operand) -> bytes:
 @pytest.mark.parametrize("build", [add_then_mul_model, counting_while_model, lambda: chain_model(OperationType.ADD, 5)])
 def test_a_model_round_trips_with_its_constants_moved_into_the_data_cache(build) -> None:
     model = build()
-    rebuilt = deserialize(*_cache_of(model))
+    cached = deserialize(*_cache_of(model))
+    assert (cached.backend, cached.artifact) == ("numpy", b"program")
+    rebuilt = cached.model
     assert (
         rebuilt.pools == []
         and rebuilt.relax_computation_float32_to_float16 == model.relax_computation_float32_to_float16
@@ -77,7 +80,7 @@ def test_extra_parameters_extensions_and_the_relaxed_flag_round_trip() -> None:
     ]
     sg = Subgraph(operands, [Operation(0x10002, [0], [1])], [], [1])
     saved = SavedSubgraph(sg, {0: np.array([[1], [-2], [3]], np.int8)})
-    rebuilt = deserialize(*serialize([saved], True, [ExtensionNameAndPrefix("com.example.ext", 1)]))
+    rebuilt = deserialize(*serialize([saved], True, [ExtensionNameAndPrefix("com.example.ext", 1)])).model
     a, b = rebuilt.main.operands
     assert a.extra_params == channel and b.extra_params == b"\x00ext\xff"
     assert (b.type, b.scale, b.zero_point) == (0x10001, 0.125, -3) and rebuilt.main.operations[0].type == 0x10002
@@ -101,10 +104,10 @@ def test_damaged_model_caches_decode_or_raise_only_cache_format_error(cuts, trun
     if truncate is not None:
         del damaged[truncate:]
     try:
-        model = deserialize(bytes(damaged), DATA_CACHE)
+        cached = deserialize(bytes(damaged), DATA_CACHE)
     except CacheFormatError:
         return
-    assert isinstance(model, Model)
+    assert isinstance(cached.model, Model) and isinstance(cached.artifact, bytes)
 
 
 @settings(max_examples=200, deadline=None)
