@@ -22,13 +22,13 @@ from collections.abc import Callable, Sequence
 
 from harness.case import model_from_json
 from harness.drivers import DEFAULT_DRIVER, create_device
-from harness.gen.models import generate_model
+from harness.gen.model import generate_model
 from harness.gen.requests import materialize_request
 from harness.gen.sources import RandomSource
 from harness.hal import Device, ErrorStatus, Model, PreparedModel, Request
 from harness.paths import PATHS, ExecutionArgs
 from harness.runner.execute import decode_seed, resolve_target
-from harness.targets._common import inputs_from_json, prepare
+from harness.targets import inputs_from_json, prepare
 
 
 def _models(count: int) -> list[Model]:

@@ -124,7 +124,7 @@ def bare_validation(cases: Sequence[Case], device: Device, seconds: float) -> tu
 def bare_execution(cases: Sequence[Case], device: Device, seconds: float) -> tuple[int, float]:
     """executeSynchronously on the cases' prepared models and requests (set up beforehand, untimed)."""
     from harness.gen.requests import materialize_request
-    from harness.targets._common import inputs_from_json
+    from harness.targets import inputs_from_json
 
     calls = []
     keep_alive = []  # models, requests and memories must outlive the timed loop

@@ -12,8 +12,11 @@ ROOT = Path(__file__).resolve().parents[1]
 STDLIB = set(sys.stdlib_module_names)
 
 
-def imported_modules(path: Path) -> set[str]:
-    """Absolute names of every module a source file imports (relative imports resolved)."""
+def imported_modules(path: Path, *, with_names: bool = False) -> set[str]:
+    """Absolute names of every module a source file imports (relative imports resolved).
+
+    With `with_names`, `from m import x` also gives `m.x`, which names a module when x is a submodule of m.
+    """
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     names = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -22,9 +25,12 @@ def imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                names.add(".".join([*base, node.module] if node.module else base))
+                module = ".".join([*base, node.module] if node.module else base)
             else:
-                names.add(node.module or "")
+                module = node.module or ""
+            names.add(module)
+            if with_names:
+                names.update(f"{module}.{alias.name}" for alias in node.names)
     return names
 
 
@@ -76,4 +82,71 @@ def test_the_checker_sees_a_forbidden_import(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert violations("driver_under_test", lambda n: _top(n) != "harness" or n.startswith("harness.hal")) == [
         "driver_under_test/bad.py: harness.ops"
+    ]
+
+
+PRODUCTION = ["harness", "driver_under_test", "fuzz", "benchmarks"]
+
+
+def _owner_of_private_module(name: str, importer: Path) -> Path | None:
+    """The folder of the package holding the private module an import names (last dotted part `_x`, not `__x`),
+    or None when the name is no private module of this tree (the standard library's, a dependency's, or a name
+    defined in a module)."""
+    parts = name.split(".")
+    if not parts[-1].startswith("_") or parts[-1].startswith("__"):
+        return None
+    # A name without dots is a script's neighbour: the fuzz scripts import `_common` from their own folder.
+    module = (importer.parent if len(parts) == 1 else ROOT).joinpath(*parts)
+    if module.with_suffix(".py").is_file() or (module / "__init__.py").is_file():
+        return module.parent
+    return None
+
+
+def private_imports(package: str) -> list[str]:
+    """`file: module` for every import, by a file of the package folder, of a private module from outside the
+    package holding it (a private module may be imported anywhere inside its package, sub-packages included)."""
+    return [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in sources(package)
+        for name in sorted(imported_modules(path, with_names=True))
+        if (owner := _owner_of_private_module(name, path)) is not None and not path.is_relative_to(owner)
+    ]
+
+
+@pytest.mark.parametrize("package", PRODUCTION)
+def test_no_module_imports_the_private_modules_of_another_package(package: str) -> None:
+    """A package's private modules (a leading underscore, like harness.gen.model._graph) are imported only by files
+    inside that package; every other package uses the names its __init__ exports. Production code only: a test
+    may import the private modules of the package it tests."""
+    assert private_imports(package) == []
+
+
+def test_the_checker_sees_a_private_module_imported_from_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Guards the guard: every form of import of another package's private module (or private package) must be
+    # reported, and what a package's own modules and sub-packages import of it must not.
+    gen = tmp_path / "harness" / "gen"
+    (gen / "model" / "recipes").mkdir(parents=True)
+    (gen / "_kit").mkdir()
+    (tmp_path / "harness" / "targets").mkdir()
+    files = {
+        "gen/_kit/__init__.py": "",
+        "gen/model/_graph.py": "from harness.gen._kit import x\n",
+        "gen/model/__init__.py": "from harness.gen.model._graph import Gen\nfrom . import _graph\n",
+        "gen/model/recipes/_nn.py": "from harness.gen.model._graph import Gen\nfrom .. import _graph\n",
+        "targets/fine.py": "from _thread import get_ident\nfrom harness.gen.model import Gen\n",
+        "targets/import_module.py": "import harness.gen.model._graph\n",
+        "targets/from_module.py": "from harness.gen.model._graph import Gen\n",
+        "targets/from_package.py": "from harness.gen.model import Gen, _graph\n",
+        "targets/private_package.py": "from harness.gen import _kit\n",
+    }
+    for name, text in files.items():
+        (tmp_path / "harness" / name).write_text(text)
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert private_imports("harness") == [
+        "harness/targets/from_module.py: harness.gen.model._graph",
+        "harness/targets/from_package.py: harness.gen.model._graph",
+        "harness/targets/import_module.py: harness.gen.model._graph",
+        "harness/targets/private_package.py: harness.gen._kit",
     ]

@@ -1,5 +1,9 @@
 """Generators of models, requests and invalid mutations, written once against a Source of choices.
 
+The Source protocol and the helpers drawing on it are in `source`, its implementations in `sources`. Models are
+built by the `model` package (with its per-operation `recipes`), invalid variants by `mutations`; `requests`,
+`roles`, `cache_corruption` and `burst_packets` generate the rest.
+
 The public names below are imported on first use, so that `harness.gen.source` (the Source protocol, imported
 by every target) stays cheap to import and does not pull in the operation catalogue.
 """
@@ -16,10 +20,10 @@ _EXPORTS = {
     "RecordingSource": "harness.gen.sources",
     "GenerationRejected": "harness.gen.source",
     "Source": "harness.gen.source",
-    "GeneratedModel": "harness.gen.models",
-    "ModelConfig": "harness.gen.models",
-    "default_operations": "harness.gen.models",
-    "generate_model": "harness.gen.models",
+    "GeneratedModel": "harness.gen.model",
+    "ModelConfig": "harness.gen.model",
+    "default_operations": "harness.gen.model",
+    "generate_model": "harness.gen.model",
     "GeneratedRequest": "harness.gen.requests",
     "RequestConfig": "harness.gen.requests",
     "generate_request": "harness.gen.requests",
@@ -34,7 +38,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:
-    from harness.gen.models import GeneratedModel, ModelConfig, default_operations, generate_model
+    from harness.gen.model import GeneratedModel, ModelConfig, default_operations, generate_model
     from harness.gen.mutations import MUTATIONS, Mutation, apply_random, mutations_for
     from harness.gen.requests import (
         GeneratedRequest,

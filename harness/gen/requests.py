@@ -18,9 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.case.pools import pool_from_json
-from harness.gen._draw import chance
-from harness.gen.models import GeneratedModel
-from harness.gen.source import Source
+from harness.gen.model import GeneratedModel
+from harness.gen.source import Source, chance
 from harness.hal import (
     DataLocation,
     ErrorStatus,

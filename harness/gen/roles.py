@@ -18,8 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from harness.case.values import float_from_json, float_to_json
-from harness.gen._draw import chance, permutation, weighted
-from harness.gen.source import GenerationRejected, Source
+from harness.gen.source import GenerationRejected, Source, chance, permutation, weighted
 from harness.hal import (
     BufferDesc,
     BufferRole,

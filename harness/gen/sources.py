@@ -65,7 +65,7 @@ _THRESHOLDS: dict[float, int] = {}
 
 
 def coin_threshold(p: float) -> int | bool:
-    """The draw in [0, 999] from which a coin of probability p comes up True (as harness.gen._draw.chance tosses
+    """The draw in [0, 999] from which a coin of probability p comes up True (as harness.gen.source.chance tosses
     it), or the outcome itself for p <= 0 or p >= 1, where nothing is drawn."""
     threshold = _THRESHOLDS.get(p) if type(p) is float else None
     if threshold is None:
@@ -113,7 +113,7 @@ class RandomSource:
         return self._left >= 0 and self._random() < 0.5
 
     def chance(self, p: float) -> bool:
-        """The biased coin of harness.gen._draw.chance (integer(0, 999) >= 1000 - round(p * 1000), nothing drawn
+        """The biased coin of harness.gen.source.chance (integer(0, 999) >= 1000 - round(p * 1000), nothing drawn
         for p <= 0 or p >= 1), in one call: generation tosses a few dozen per model."""
         threshold = coin_threshold(p)
         if threshold.__class__ is bool:

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import reject
 from hypothesis import strategies as st
 
-from harness.gen.models import GeneratedModel, ModelConfig, generate_model
+from harness.gen.model import GeneratedModel, ModelConfig, generate_model
 from harness.gen.requests import GeneratedRequest, RequestConfig, generate_request
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import HypothesisSource

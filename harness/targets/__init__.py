@@ -1,6 +1,8 @@
 """Fuzz targets: decode a Source into a Case, drive a driver through the HAL interface, judge with the oracle.
 
 Importing this package registers every target in TARGETS. `run_atheris_one` is what the fuzz scripts call.
+`prepare`, `inputs_from_json` and `close_model_pools` are the targets' ways of preparing a model, reading a case's
+inputs and releasing a model's pools, for benchmarks and tests that drive a driver as a target does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from harness.targets import (  # noqa: F401  (each registers its target)
     request,
     validation,
 )
+from harness.targets._common import close_model_pools, inputs_from_json, prepare
 from harness.targets.base import TARGETS, Case, Target, register_target
 
 
@@ -40,4 +43,14 @@ def run_atheris_one(target: Target, data: bytes, device: Device) -> None:
         raise RuleViolation(verdict)
 
 
-__all__ = ["TARGETS", "Case", "Target", "get_target", "register_target", "run_atheris_one"]
+__all__ = [
+    "TARGETS",
+    "Case",
+    "Target",
+    "close_model_pools",
+    "get_target",
+    "inputs_from_json",
+    "prepare",
+    "register_target",
+    "run_atheris_one",
+]

@@ -35,7 +35,7 @@ from harness.gen.burst_packets import (
     generate_session,
     judge_packet,
 )
-from harness.gen.models import ModelConfig
+from harness.gen.model import ModelConfig
 from harness.gen.requests import RequestConfig, materialize_request
 from harness.gen.source import GenerationRejected, Source
 from harness.hal import (

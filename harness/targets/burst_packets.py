@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from harness.burst_client import BurstClient
 from harness.gen.burst_packets import judge_packet
-from harness.gen.models import ModelConfig
+from harness.gen.model import ModelConfig
 from harness.gen.requests import RequestConfig
 from harness.gen.source import Source
 from harness.hal import DataLocation, Device, MeasureTiming, RequestArgument

@@ -49,7 +49,7 @@ from harness.gen.cache_corruption import (
     needs_other,
     save_handles,
 )
-from harness.gen.models import ModelConfig, generate_model
+from harness.gen.model import ModelConfig, generate_model
 from harness.gen.requests import RequestConfig, generate_request, materialize_request
 from harness.gen.source import GenerationRejected, Source
 from harness.gen.sources import RandomSource

@@ -17,7 +17,7 @@ import numpy as np
 
 from harness import ops
 from harness.case import model_from_json, to_json_values
-from harness.gen.models import ModelConfig, generate_model
+from harness.gen.model import ModelConfig, generate_model
 from harness.gen.requests import RequestConfig, generate_request
 from harness.gen.source import Source
 from harness.hal import (

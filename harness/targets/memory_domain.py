@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.case import model_from_json, pack, pool_from_json, to_json_values, unpack
-from harness.gen._draw import chance, weighted
-from harness.gen.models import GeneratedModel, ModelConfig, generate_model
+from harness.gen.model import GeneratedModel, ModelConfig, generate_model
 from harness.gen.roles import (
     INPUT,
     OUTPUT,
@@ -38,7 +37,7 @@ from harness.gen.roles import (
     generate_roles,
     io_operands,
 )
-from harness.gen.source import GenerationRejected, Source
+from harness.gen.source import GenerationRejected, Source, chance, weighted
 from harness.hal import (
     NO_TIMING_INFO,
     BurstCallback,

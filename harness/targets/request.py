@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.gen.models import ModelConfig, generate_model
+from harness.gen.model import ModelConfig, generate_model
 from harness.gen.mutations import Mutation, apply_random
 from harness.gen.requests import RequestConfig, generate_request, materialize_request
 from harness.gen.source import GenerationRejected, Source

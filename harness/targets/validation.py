@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field, replace
 
 from harness.case import model_from_json, model_to_json, pools_from_json
-from harness.gen.models import GeneratedModel, ModelConfig, generate_model
+from harness.gen.model import GeneratedModel, ModelConfig, generate_model
 from harness.gen.mutations import apply_random
 from harness.gen.source import Source
 from harness.hal import Device, Model, OperandLifeTime

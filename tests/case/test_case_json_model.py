@@ -260,7 +260,7 @@ def test_operand_fields_are_in_the_order_the_positional_constructions_assume():
 
 
 def test_a_changed_copy_converts_the_same_with_or_without_the_json_of_its_original() -> None:
-    from harness.gen.models import generate_model
+    from harness.gen.model import generate_model
     from harness.gen.mutations import apply_random
     from harness.gen.source import GenerationRejected
     from harness.gen.sources import RandomSource

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from harness.gen import GenerationRejected, RandomSource, generate_model
-from harness.gen.models import ModelConfig
+from harness.gen.model import ModelConfig
 from harness.gen.roles import (
     DEVICE,
     DIMENSIONS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.gen.models import ModelConfig
+from harness.gen.model import ModelConfig
 from harness.gen.requests import RequestConfig
 from harness.targets.execution import ExecutionTarget
 from tests.properties.support import explain, judge

@@ -34,7 +34,7 @@ from harness.hal import (
 )
 from harness.hal.memory import Memory, create_ashmem, create_hardware_buffer_blob, create_mmap_fd
 from harness.paths import PATHS, ExecutionArgs
-from harness.targets._common import prepare
+from harness.targets import prepare
 from harness.targets.memory_domain import TARGET
 from tests.driver.models import add_model
 from tests.properties.support import explain, judge

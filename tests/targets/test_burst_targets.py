@@ -9,7 +9,7 @@ import pytest
 
 from driver_under_test import create_device
 from harness.gen.burst_packets import BurstSessionConfig
-from harness.gen.models import ModelConfig
+from harness.gen.model import ModelConfig
 from harness.gen.requests import RequestConfig
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import BytesSource, RandomSource

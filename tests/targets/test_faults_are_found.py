@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from driver_under_test import create_device
-from harness.gen.models import ModelConfig
+from harness.gen.model import ModelConfig
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
 from harness.hal import OperationType as Op

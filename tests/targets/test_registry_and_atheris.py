@@ -8,7 +8,7 @@ import pytest
 from hypothesis import settings
 
 from driver_under_test import create_device
-from harness.gen.models import ModelConfig
+from harness.gen.model import ModelConfig
 from harness.hal import OperationType as Op
 from harness.oracle.verdict import RuleViolation
 from harness.targets import TARGETS, get_target, run_atheris_one

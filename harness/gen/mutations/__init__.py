@@ -12,32 +12,24 @@ validator must reject:
 Mutations never modify their arguments. The variable parts (which operand, which value) come from the Source; a
 subject that offers no place for a mutation makes it raise GenerationRejected, and `apply_random` then tries
 another one.
+
+Inside: the registry (_registry), what the mutations share (_common), and the mutations of a subgraph's structure
+(_graph), of one operand (_operands), of the preparation arguments (_preparation), of requests (_requests) and of
+the references between subgraphs (_subgraphs).
 """
 
-from harness.gen import _mutate_graph, _mutate_operands, _mutate_preparation, _mutate_request, _mutate_subgraphs
-from harness.gen._mutate_registry import (
+from harness.gen.mutations import _graph, _operands, _preparation, _requests, _subgraphs
+from harness.gen.mutations._registry import (
     KINDS,
     MUTATIONS,
     Kind,
     Mutation,
     apply_mutation,
     apply_random,
-    mutation,
     mutations_for,
-    register,
 )
 
-__all__ = [
-    "KINDS",
-    "MUTATIONS",
-    "Kind",
-    "Mutation",
-    "apply_mutation",
-    "apply_random",
-    "mutation",
-    "mutations_for",
-    "register",
-]
+__all__ = ["KINDS", "MUTATIONS", "Kind", "Mutation", "apply_mutation", "apply_random", "mutations_for"]
 
-# The modules above register their mutations on import.
-del _mutate_graph, _mutate_operands, _mutate_preparation, _mutate_request, _mutate_subgraphs
+# The modules above register their mutations on import, in this order (the order of mutations_for).
+del _graph, _operands, _preparation, _requests, _subgraphs

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness.gen._mutate_common import CONTROL_FLOW, UINT32_MAX, copy_model, graphs, pick
-from harness.gen._mutate_registry import mutation
+from harness.gen.mutations._common import CONTROL_FLOW, UINT32_MAX, copy_model, graphs, pick
+from harness.gen.mutations._registry import mutation
 from harness.gen.source import Source
 from harness.hal import DataLocation, Model, Operand, OperandLifeTime, OperandType, Operation, OperationType, Subgraph
 

@@ -7,20 +7,11 @@ import math
 
 import numpy as np
 
-from harness.gen._draw import Weights
-from harness.gen._graph import GenOperand, OpRejected
-from harness.gen._op import OpDraw
-from harness.gen._recipes import FREE_QUANT, O, T, recipe
-from harness.gen._values import QUANTIZED
-
-
-def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
-    """NumPy broadcast compatibility of two actual shapes."""
-    for x, y in zip(reversed(a), reversed(b)):
-        if x != y and x != 1 and y != 1:
-            return False
-    return True
-
+from harness.gen.model._graph import GenOperand, OpRejected
+from harness.gen.model._operation import OpDraw
+from harness.gen.model._values import QUANTIZED, broadcastable
+from harness.gen.model.recipes._registry import FREE_QUANT, O, T, recipe
+from harness.gen.source import Weights
 
 _PARTNER_MODES = Weights([("same", 4), ("ones", 2), ("suffix", 1), ("expand", 1)])
 

@@ -1,6 +1,6 @@
 """OpDraw: drawing one operation of a subgraph against a catalogue signature.
 
-A recipe (harness/gen/_recipes*.py) calls `data`, `const`, `param` and `omit` for the positions it cares about;
+A recipe (harness/gen/model/recipes) calls `data`, `const`, `param` and `omit` for the positions it cares about;
 `finish` fills the rest from the catalogue's hints, creates the outputs, runs the signature's check and the
 reference kernel on the actual values, and commits the operation. Anything that does not work out raises
 OpRejected, and the caller draws the slot again.
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from harness.case.values import STORAGE_DTYPES, storage_dtype
-from harness.gen import _values as V
-from harness.gen._draw import shape as draw_shape
-from harness.gen._graph import CONSTANT_LIFETIMES, READABLE_LIFETIMES, Gen, GenOperand, Graph, OpRejected
-from harness.gen._params import OMIT, param_value
+from harness.gen.model import _values as V
+from harness.gen.model._graph import CONSTANT_LIFETIMES, READABLE_LIFETIMES, Gen, GenOperand, Graph, OpRejected
+from harness.gen.model._params import OMIT, param_value
+from harness.gen.model._values import draw_shape
 from harness.hal import (
     Operand,
     OperandLifeTime,

@@ -1,15 +1,13 @@
-"""The recipe registry: per operation type, how to draw its operands beyond what the hints say.
-
-A recipe receives an OpDraw whose signature is already chosen and sets the positions whose shapes or values are
-related (broadcast partners, filters and biases, divisibility rules...). Positions it leaves unset are filled
-from the catalogue's hints by OpDraw.finish. Operations without a registered recipe use `generic`.
+"""The recipe registry: the recipe of each operation type (registered by the `recipe` decorator), `generic` for
+the operations without one, the operations whose quantized outputs are fitted to their results (FREE_QUANT) and
+the output quantization the HAL fixes (FIXED_OUTPUT_QUANT, read by OpDraw).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.gen._op import FIXED_OUTPUT_QUANT, OpDraw
+from harness.gen.model._operation import FIXED_OUTPUT_QUANT, OpDraw
 from harness.hal import OperandType, OperationType
 
 Recipe = Callable[[OpDraw], None]

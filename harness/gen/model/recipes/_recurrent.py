@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.gen import _values as V
-from harness.gen._op import OpDraw
-from harness.gen._recipes import O, T, recipe
+from harness.gen.model import _values as V
+from harness.gen.model._operation import OpDraw
+from harness.gen.model.recipes._registry import O, T, recipe
 
 _W = (-0.5, 0.5)  # weights
 _S = (-1.0, 1.0)  # states and inputs

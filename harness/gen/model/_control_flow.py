@@ -17,10 +17,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from harness import ops
-from harness.gen import _values as V
-from harness.gen._graph import CONSTANT_LIFETIMES, Gen, GenOperand, Graph, OpRejected
-from harness.gen._op import KERNEL_FAILURES, OpDraw
-from harness.gen._recipes_basic import broadcastable
+from harness.gen.model import _values as V
+from harness.gen.model._graph import CONSTANT_LIFETIMES, Gen, GenOperand, Graph, OpRejected
+from harness.gen.model._operation import KERNEL_FAILURES, OpDraw
+from harness.gen.model._values import broadcastable
 from harness.hal import DataLocation, OperandLifeTime, OperandType, OperationType
 from harness.ops import KernelContext, OpSpec, Signature
 from harness.ops.common import silences_warnings

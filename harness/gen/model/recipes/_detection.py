@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.gen._op import OpDraw
-from harness.gen._recipes import O, T, recipe
-from harness.gen._recipes_basic import _nchw
+from harness.gen.model._operation import OpDraw
+from harness.gen.model.recipes._general import _nchw
+from harness.gen.model.recipes._registry import O, T, recipe
 
 BOX_QUANT = (0.125, 0)
 _QUANT16 = frozenset({T.TENSOR_QUANT16_ASYMM, T.TENSOR_QUANT16_SYMM})

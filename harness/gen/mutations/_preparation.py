@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.gen._mutate_registry import mutation
+from harness.gen.mutations._registry import mutation
 from harness.gen.source import Source
 from harness.hal import ExecutionPreference, Priority
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.gen._config import ModelConfig
+from harness.gen.model._config import ModelConfig
 from harness.gen.source import Source
 from harness.gen.sources import RandomSource, coin_threshold
 from harness.hal import DataLocation, Operand, OperandLifeTime, OperandType, SymmPerChannelQuantParams
@@ -177,7 +177,7 @@ class Gen:
             self.chance = self.src.chance  # type: ignore[method-assign]
 
     def chance(self, p: float) -> bool:
-        """A biased coin from the source (as harness.gen._draw.chance)."""
+        """A biased coin from the source (as harness.gen.source.chance)."""
         threshold = coin_threshold(p)
         if threshold.__class__ is bool:
             return threshold  # type: ignore[return-value]

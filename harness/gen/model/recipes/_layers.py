@@ -9,11 +9,12 @@ import math
 
 import numpy as np
 
-from harness.gen import _values as V
-from harness.gen._graph import GenOperand
-from harness.gen._op import OMIT, OpDraw
-from harness.gen._recipes import O, T, recipe
-from harness.gen._recipes_basic import _layout, _nchw, _nhwc
+from harness.gen.model import _values as V
+from harness.gen.model._graph import GenOperand
+from harness.gen.model._operation import OpDraw
+from harness.gen.model._params import OMIT
+from harness.gen.model.recipes._general import _layout, _nchw, _nhwc
+from harness.gen.model.recipes._registry import O, T, recipe
 
 # The HAL's implicit padding codes.
 PADDING_SAME, PADDING_VALID = 1, 2

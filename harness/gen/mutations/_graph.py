@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.gen._mutate_common import (
+from harness.gen.mutations._common import (
     CONSTANT_LIFETIMES,
     UINT32_MAX,
     bump_consumers,
@@ -19,7 +19,7 @@ from harness.gen._mutate_common import (
     paired_operands,
     pick,
 )
-from harness.gen._mutate_registry import mutation
+from harness.gen.mutations._registry import mutation
 from harness.gen.source import Source
 from harness.hal import (
     DataLocation,

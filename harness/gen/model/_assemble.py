@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from harness.case.pools import deferred_pool_from_json
-from harness.gen._draw import permutation
-from harness.gen._graph import Gen, GenOperand, Graph
+from harness.gen.model._graph import Gen, GenOperand, Graph
+from harness.gen.source import permutation
 from harness.hal import (
     DataLocation,
     Model,

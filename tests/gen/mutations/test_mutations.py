@@ -11,21 +11,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.case import model_from_json, model_to_json
-from harness.gen import _mutate_registry
-from harness.gen.mutations import (
-    KINDS,
-    MUTATIONS,
-    Mutation,
-    apply_mutation,
-    apply_random,
-    mutation,
-    mutations_for,
-    register,
-)
+from harness.gen.mutations import KINDS, MUTATIONS, Mutation, _registry, apply_mutation, apply_random, mutations_for
+from harness.gen.mutations._registry import mutation, register
 from harness.gen.source import GenerationRejected
 from harness.hal import Model, OperandType
 from harness.reference import validate_model
-from tests.gen.test_mutation_support import (
+from tests.gen.mutations.test_mutation_support import (
     DataSource,
     SeededSource,
     agrees,
@@ -260,7 +251,7 @@ def test_apply_random_tries_another_mutation_when_the_chosen_one_rejects(monkeyp
 
     never = Mutation("never_fits", "V1", "model", "rejects every subject", reject)
     fits = Mutation("always_fits", "V2", "model", "accepts every subject", lambda model, source: model)
-    monkeypatch.setattr(_mutate_registry, "MUTATIONS", {"never_fits": never, "always_fits": fits})
+    monkeypatch.setattr(_registry, "MUTATIONS", {"never_fits": never, "always_fits": fits})
     for seed in range(10):
         assert apply_random("model", add_model(), SeededSource(seed))[0] is fits
 

@@ -1,18 +1,19 @@
-"""Operand values and quantization parameters drawn from a Source.
+"""Operand shapes, values and quantization parameters drawn from a Source.
 
 Values are stored-form numpy arrays (quantized types hold their integers). Real ranges come from the operation
 catalogue's hints; a quantized operand gets a scale and zero point that make its hinted real range representable.
+The minimal answers of a source give the simplest draws: a shape of dimensions min_dim, raw bytes of zeros.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import struct
 
 import numpy as np
 
 from harness.case.values import STORAGE_DTYPES, storage_dtype
-from harness.gen._draw import DIRECT_BYTES, raw_bytes
 from harness.gen.source import Source
 from harness.hal import OperandType, SymmPerChannelQuantParams
 
@@ -38,6 +39,37 @@ _U2 = np.dtype("<u2")
 _U4 = np.dtype("<u4")
 DEFAULT_RANGE = (-10.0, 10.0)
 DEFAULT_INT_RANGE = (-10, 10)
+# Arrays up to this many bytes read their bytes from the source; larger ones expand a 4-byte seed, so a fuzzer's
+# input is not spent on tensor contents.
+DIRECT_BYTES = 64
+
+
+def draw_shape(src: Source, rank: int, max_dim: int, min_dim: int = 1) -> tuple[int, ...]:
+    """A shape of the given rank with every dimension in [min_dim, max_dim]."""
+    hi = max(min_dim, max_dim)
+    integer = src.integer
+    return tuple([integer(min_dim, hi) for _ in range(rank)])
+
+
+def broadcastable(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    """NumPy broadcast compatibility of two actual shapes."""
+    for x, y in zip(reversed(a), reversed(b)):
+        if x != y and x != 1 and y != 1:
+            return False
+    return True
+
+
+def raw_bytes(src: Source, n: int) -> bytes:
+    """n bytes for array contents: from the source when small, else expanded from a 4-byte seed (zeros for 0)."""
+    if n <= 0:
+        return b""
+    if n <= DIRECT_BYTES:
+        data = src.bytes(n)
+        return data if len(data) == n else data + bytes(n - len(data))
+    seed = src.bytes(4)
+    if not any(seed):
+        return bytes(n)
+    return hashlib.shake_128(seed).digest(n)
 
 
 _F32 = struct.Struct("<f")

@@ -18,22 +18,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness import ops
-from harness.gen import _recipes_basic, _recipes_detect, _recipes_nn, _recipes_rnn  # noqa: F401  (registers recipes)
-from harness.gen._assemble import Assembled, assemble, choose_main_outputs
-from harness.gen._config import ModelConfig
-from harness.gen._control import CONTROL_FLOW_OPS, draw_control_flow
-from harness.gen._graph import Gen, Graph, OpRejected
-from harness.gen._op import OpDraw
-from harness.gen._recipes import FREE_QUANT, RECIPES, recipe_for
-from harness.gen._values import QUANTIZED
+from harness.gen.model._assemble import Assembled, assemble, choose_main_outputs
+from harness.gen.model._config import ModelConfig
+from harness.gen.model._control_flow import CONTROL_FLOW_OPS, draw_control_flow
+from harness.gen.model._graph import Gen, Graph, OpRejected
+from harness.gen.model._operation import OpDraw
+from harness.gen.model._values import QUANTIZED
+from harness.gen.model.recipes import FREE_QUANT, RECIPES, recipe_for
 from harness.gen.source import GenerationRejected, Source
 from harness.hal import Model, OperandLifeTime, OperandType, OperationType
 from harness.hal.memory import Memory
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import OpSpec, Signature
 from harness.ops.common import QuietKernels
-
-__all__ = ["GeneratedModel", "ModelConfig", "default_operations", "generate_model"]
 
 L = OperandLifeTime
 _LIFETIME_NAMES = {int(x): x.name for x in OperandLifeTime}

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from harness.gen._mutate_common import UINT32_MAX, copy_argument, copy_request, location_is_empty, pick
-from harness.gen._mutate_registry import mutation
+from harness.gen.mutations._common import UINT32_MAX, copy_argument, copy_request, location_is_empty, pick
+from harness.gen.mutations._registry import mutation
 from harness.gen.source import Source
 from harness.hal import (
     DataLocation,
