@@ -20,15 +20,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from harness.case import model_from_json
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.gen.model import generate_model
-from harness.gen.requests import materialize_request
 from harness.gen.sources import RandomSource
 from harness.hal import Device, ErrorStatus, Model, PreparedModel, Request
 from harness.paths import PATHS, ExecutionArgs
 from harness.runner.execute import decode_seed, resolve_target
-from harness.targets import inputs_from_json, prepare
+from harness.targets import prepare
 
 
 def _models(count: int) -> list[Model]:
@@ -54,13 +52,12 @@ def _executions(device: Device, count: int) -> tuple[list[tuple[PreparedModel, R
         case = decode_seed(target, seed)
         if case is None or case.request is None:
             continue
-        model = model_from_json(case.model)
-        preparation = prepare(device, model, preference=1, priority=1)
+        live = case.materialized()
+        preparation = prepare(device, live.model, preference=1, priority=1)
         if preparation.status != ErrorStatus.NONE or preparation.prepared is None:
             continue
-        request, memories, _ = materialize_request(case.request, model, inputs_from_json(case.inputs, model))
-        keep.append((model, memories))
-        setups.append((preparation.prepared, request))
+        keep.append(case)  # the case keeps its model, request and memories alive
+        setups.append((preparation.prepared, live.request.request))  # type: ignore[union-attr]
     return setups, keep
 
 

@@ -14,32 +14,16 @@ import numpy as np
 from driver_under_test.backends import Constants
 from driver_under_test.errors import failure
 from driver_under_test.pools import PoolFile, PoolMapping, open_pool
-from harness.hal import Model, Operand, OperandLifeTime, OperandType, numpy_dtype
+from harness.hal import Model, Operand, OperandLifeTime, numpy_dtype
 
 _CONSTANT_COPY = int(OperandLifeTime.CONSTANT_COPY)
 _CONSTANT_LIFETIMES = frozenset({_CONSTANT_COPY, int(OperandLifeTime.CONSTANT_REFERENCE)})
 
 
-def _storage_dtypes() -> dict[int, np.dtype]:
-    # numpy_dtype builds its dtype on every call: the types that have one, looked up once.
-    dtypes = {}
-    for t in OperandType:
-        try:
-            dtypes[int(t)] = numpy_dtype(t)
-        except ValueError:
-            continue
-    return dtypes
-
-
-_DTYPES = _storage_dtypes()
-
-
 def constant_value(model: Model, operand: Operand, pools: Sequence[PoolFile | PoolMapping | None]) -> np.ndarray:
     """A copy of a constant operand's value (pool k of a CONSTANT_REFERENCE must be open in `pools[k]`)."""
     loc = operand.location
-    dtype = _DTYPES.get(operand.type)
-    if dtype is None:
-        dtype = numpy_dtype(operand.type)
+    dtype = numpy_dtype(operand.type)
     if operand.lifetime == _CONSTANT_COPY:
         raw = model.operand_values[loc.offset : loc.offset + loc.length]
     else:

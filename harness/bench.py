@@ -14,12 +14,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from harness.case import model_from_json
+from harness.case import Case
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.hal import Device, ErrorStatus, ExecutionPreference, MeasureTiming, Priority
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.runner.execute import decode_seed, resolve_target, run_case
-from harness.targets.base import Case, Target
+from harness.targets.base import Target
 
 DEFAULT_SECONDS = 10.0
 _TOKEN = bytes(32)
@@ -87,7 +87,9 @@ def bench_target(target: Target, device: Device, seconds: float, keep: int = 200
         result.executions += 1
         result.failures += not verdict.ok
         if len(result.cases) < keep:
-            result.cases.append(case)
+            result.cases.append(case)  # with its live objects, for the bare calls
+        else:
+            case.close()
     result.seconds = time.perf_counter() - start
     return result
 
@@ -118,20 +120,17 @@ def bare_validation(cases: Sequence[Case], device: Device, seconds: float) -> tu
 
         return call
 
-    return _timed_cycle([check_and_prepare(model_from_json(c.model)) for c in cases], seconds)
+    return _timed_cycle([check_and_prepare(c.materialized().model) for c in cases], seconds)
 
 
 def bare_execution(cases: Sequence[Case], device: Device, seconds: float) -> tuple[int, float]:
     """executeSynchronously on the cases' prepared models and requests (set up beforehand, untimed)."""
-    from harness.gen.requests import materialize_request
-    from harness.targets import inputs_from_json
-
     calls = []
-    keep_alive = []  # models, requests and memories must outlive the timed loop
     for case in cases:
         if case.request is None:
             continue
-        model = model_from_json(case.model)
+        live = case.materialized()  # the case keeps its model, request and memories alive
+        model = live.model
         callback = WaitablePreparedModelCallback()
         device.prepare_model(
             model, ExecutionPreference.FAST_SINGLE_ANSWER, Priority.MEDIUM, None, [], [], _TOKEN, callback
@@ -139,17 +138,11 @@ def bare_execution(cases: Sequence[Case], device: Device, seconds: float) -> tup
         status, prepared = callback.result(_CALLBACK_TIMEOUT_S)
         if status != ErrorStatus.NONE or prepared is None:
             continue
-        request, memories, _ = materialize_request(case.request, model, inputs_from_json(case.inputs, model))
+        request = live.request.request  # type: ignore[union-attr]
         measure = MeasureTiming.YES if case.execution.get("measure") else MeasureTiming.NO
         loop_timeout = case.execution.get("loopTimeoutNs")
-        keep_alive.append((model, prepared, request, memories))
         calls.append(lambda p=prepared, r=request, m=measure, t=loop_timeout: p.execute_synchronously(r, m, None, t))
-    try:
-        return _timed_cycle(calls, seconds)
-    finally:
-        for _, _, _, memories in keep_alive:
-            for memory in memories:
-                memory.close()
+    return _timed_cycle(calls, seconds)
 
 
 BARE_CALLS: dict[str, Callable[[Sequence[Case], Device, float], tuple[int, float]]] = {

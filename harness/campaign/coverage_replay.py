@@ -180,6 +180,7 @@ def _replay_main(plan_path: str, result_path: str) -> None:
                 case = decode_bytes(target, Path(path).read_bytes())
                 if case is not None:
                     run_case(target, case, device)
+                    case.close()
                 replayed += 1
             except Exception:  # a harness error on one entry must not lose the measurement of the others
                 errors += 1

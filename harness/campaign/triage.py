@@ -274,7 +274,11 @@ class Triage:
             case = decode_bytes(resolve_target(spec.ref), data)
         except Exception:  # a generator bug: the bytes stay the repro
             return None
-        return case.to_json() if case is not None else None
+        if case is None:
+            return None
+        case_json = case.to_json()
+        case.close()
+        return case_json
 
     def _replay(self, spec: TargetSpec, payload: bytes | dict) -> RunResult | None:
         try:

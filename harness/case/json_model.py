@@ -25,14 +25,11 @@ from enum import IntEnum
 
 from harness.case.pools import pool_from_json, pool_to_json
 from harness.case.values import (
-    constant_bytes,
     float_from_json,
     float_to_json,
     json_values_round_trip,
     pack,
-    storage_dtype,
     to_json_values,
-    unpack,
 )
 from harness.hal import (
     DataLocation,
@@ -45,8 +42,10 @@ from harness.hal import (
     OperationType,
     Subgraph,
     SymmPerChannelQuantParams,
+    numpy_dtype,
 )
 from harness.hal.memory import Memory, MemoryBoundsError, MemoryMapError
+from harness.hal.values import constant_bytes, unpack
 
 # Each CONSTANT_COPY value starts at a multiple of this in operandValues.
 CONSTANT_ALIGNMENT = 4
@@ -295,7 +294,7 @@ def _location_to_json(loc: DataLocation, keep: tuple[str, ...] = ()) -> dict:
 
 def _value_to_json(raw: bytes, operand_type: int) -> tuple[str, list | str]:
     try:
-        storage_dtype(operand_type)
+        numpy_dtype(operand_type)
     except ValueError:
         return "valueHex", raw.hex()
     if not json_values_round_trip(raw, operand_type):
@@ -349,20 +348,12 @@ def _operand_to_json(
     return d
 
 
-def _subgraph_to_json(
-    model: Model,
-    subgraph: Subgraph,
-    canonical: bool,
-    copies: dict[int, bytes | None],
-    like: _Like | None = None,
-) -> dict:
+def _subgraph_to_json(model: Model, subgraph: Subgraph, canonical: bool, copies: dict[int, bytes | None]) -> dict:
     counts = _consumer_counts(subgraph.operations, len(subgraph.operands))
-    operands = []
-    for i, op in enumerate(subgraph.operands):
-        d = like.operand(model, op, i, counts[i]) if like is not None else None
-        operands.append(d if d is not None else _operand_to_json(model, op, counts[i], canonical, copies))
     return {
-        "operands": operands,
+        "operands": [
+            _operand_to_json(model, op, counts[i], canonical, copies) for i, op in enumerate(subgraph.operands)
+        ],
         "operations": [
             {
                 "type": _enum_to_json(OperationType, op.type),
@@ -376,67 +367,14 @@ def _subgraph_to_json(
     }
 
 
-class _Like:
-    """One subgraph of a model whose JSON is known: an operand equal to its counterpart there has the same JSON."""
-
-    def __init__(self, model: Model, subgraph: Subgraph, subgraph_json: dict) -> None:
-        self.model = model
-        self.operands = subgraph.operands
-        self.counts = _consumer_counts(subgraph.operations, len(subgraph.operands))
-        self.json = subgraph_json["operands"]
-
-    def operand(self, model: Model, operand: Operand, index: int, consumers: int) -> dict | None:
-        """A copy of the known JSON of operand `index` if `operand` would convert to it, else None."""
-        if index >= len(self.operands) or consumers != self.counts[index]:
-            return None
-        known = self.operands[index]
-        if not (
-            operand.type == known.type
-            and operand.lifetime == known.lifetime
-            and operand.dimensions == known.dimensions
-            and operand.scale == known.scale
-            and operand.zero_point == known.zero_point
-            and operand.number_of_consumers == known.number_of_consumers
-            and operand.location == known.location
-            and operand.extra_params == known.extra_params
-        ):
-            return None
-        # Its value is read from the same bytes: operandValues and the pools are shared, never written to.
-        lifetime = operand.lifetime
-        if lifetime == OperandLifeTime.CONSTANT_COPY and model.operand_values is not self.model.operand_values:
-            return None
-        if lifetime == OperandLifeTime.CONSTANT_REFERENCE and not _same_pool(model, self.model, operand.location):
-            return None
-        return dict(self.json[index])
-
-
-def _same_pool(a: Model, b: Model, location: DataLocation) -> bool:
-    k = location.pool_index
-    return 0 <= k < len(a.pools) and k < len(b.pools) and a.pools[k] is b.pools[k]
-
-
-def model_to_json(model: Model, like: tuple[Model, dict] | None = None) -> dict:
-    """The case-format JSON of a hal.Model, reading constants back from operandValues and the pools.
-
-    `like`, a model and its JSON (typically the model `model` was copied and changed from), lets operands equal to
-    theirs there reuse their JSON (the values nested in an operand's dict are then shared with `like`'s); the result
-    is the same.
-    """
+def model_to_json(model: Model) -> dict:
+    """The case-format JSON of a hal.Model, reading constants back from operandValues and the pools."""
     copies: dict[int, bytes | None] = {}
     canonical = _copy_layout_is_canonical(model, copies)
-    main_like = referenced_like = None
-    # A JSON carries operandValues exactly when its copy layout is not canonical (which changes CONSTANT_COPY's).
-    if like is not None and ("operandValues" not in like[1]) == canonical:
-        known, known_json = like
-        main_like = _Like(known, known.main, known_json)
-        referenced_like = [_Like(known, s, js) for s, js in zip(known.referenced, known_json.get("referenced", []))]
-    d = _subgraph_to_json(model, model.main, canonical, copies, main_like)
+    d = _subgraph_to_json(model, model.main, canonical, copies)
     d["relaxComputationFloat32toFloat16"] = bool(model.relax_computation_float32_to_float16)
     if model.referenced:
-        d["referenced"] = [
-            _subgraph_to_json(model, s, canonical, copies, _nth(referenced_like, i))
-            for i, s in enumerate(model.referenced)
-        ]
+        d["referenced"] = [_subgraph_to_json(model, s, canonical, copies) for s in model.referenced]
     if model.pools:
         d["pools"] = [pool_to_json(p) for p in model.pools]
     if model.extension_name_to_prefix:
@@ -444,7 +382,3 @@ def model_to_json(model: Model, like: tuple[Model, dict] | None = None) -> dict:
     if not canonical:
         d["operandValues"] = bytes(model.operand_values).hex()
     return d
-
-
-def _nth(items: list[_Like] | None, i: int) -> _Like | None:
-    return items[i] if items is not None and i < len(items) else None

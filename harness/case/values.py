@@ -1,4 +1,4 @@
-"""Operand values: JSON lists <-> little-endian bytes <-> numpy arrays, and reading a model's constants."""
+"""Operand values in the case format: JSON lists <-> little-endian bytes (harness.hal.values unpacks bytes)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from harness.hal import Model, OperandLifeTime, OperandType, Subgraph, numpy_dtype, operand_byte_size
-from harness.hal.memory import MemoryBoundsError, MemoryMapError
+from harness.hal import numpy_dtype
+from harness.hal.values import unpack
 
 # JSON has no non-finite numbers: the case format spells them as strings.
 _NON_FINITE_FROM_JSON = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
@@ -16,26 +16,8 @@ _NON_FINITE_FROM_JSON = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _PLAIN_NUMBERS = frozenset({int, float})
 
 
-def _storage_dtypes() -> dict[int, np.dtype]:
-    out = {}
-    for t in OperandType:
-        try:
-            out[int(t)] = numpy_dtype(t)
-        except ValueError:
-            pass
-    return out
-
-
-# numpy_dtype builds a new dtype object per call; values are packed and unpacked per operand.
-STORAGE_DTYPES: dict[int, np.dtype] = _storage_dtypes()  # per operand type that has element storage
-# (min, max) of each integer dtype, as np.iinfo gives them.
-_INT_BOUNDS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in STORAGE_DTYPES.values() if d.kind in "iu"}
-
-
-def storage_dtype(operand_type: int) -> np.dtype:
-    """numpy_dtype(operand_type), without building a new dtype object for the HAL's types."""
-    dtype = STORAGE_DTYPES.get(operand_type)
-    return dtype if dtype is not None else numpy_dtype(operand_type)
+# (min, max) of each integer storage dtype, as np.iinfo gives them.
+_INT_BOUNDS = {d: (int(np.iinfo(d).min), int(np.iinfo(d).max)) for d in map(np.dtype, "u1 i1 <i2 <u2 <i4 <u4".split())}
 
 
 def _float_from_json(x: object) -> float:
@@ -70,7 +52,7 @@ def float_to_json(x: float) -> float | str:
 
 def pack(values: Sequence | np.ndarray, operand_type: int) -> bytes:
     """Flat values of an operand type as the little-endian bytes the HAL stores."""
-    dtype = storage_dtype(operand_type)
+    dtype = numpy_dtype(operand_type)
     flat = values.ravel().tolist() if isinstance(values, np.ndarray) else list(values)
     if dtype.kind == "f":
         if not _PLAIN_NUMBERS.issuperset(map(type, flat)) and any(isinstance(x, str | bool) or x is None for x in flat):
@@ -88,7 +70,7 @@ def pack(values: Sequence | np.ndarray, operand_type: int) -> bytes:
         if kind not in "biuf" or not ((array == 0) | (array == 1)).all():
             raise ValueError(f"not booleans: {_first_offender(flat, lambda x: x in (0, 1))!r}")
         return array.astype(np.bool_).tobytes()
-    lo, hi = _INT_BOUNDS[dtype] if dtype in _INT_BOUNDS else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    lo, hi = _INT_BOUNDS[dtype]
     if kind in "biu":
         ok = True
     elif kind == "f":
@@ -116,21 +98,6 @@ def _first_offender(flat: list, ok: object) -> object:
     return None
 
 
-def unpack(
-    raw: bytes | bytearray | memoryview, operand_type: int, dimensions: Sequence[int] | None = None
-) -> np.ndarray:
-    """Bytes of an operand type as a new array in its stored dtype, shaped by `dimensions` (flat if None)."""
-    dtype = storage_dtype(operand_type)
-    if len(raw) % dtype.itemsize:
-        raise ValueError(f"{len(raw)} bytes is not a whole number of {dtype.itemsize}-byte elements")
-    array = np.frombuffer(bytes(raw), dtype=dtype).copy()
-    if dimensions is None:
-        return array
-    if math.prod(dimensions) != array.size:
-        raise ValueError(f"{array.size} elements do not fill dimensions {list(dimensions)}")
-    return array.reshape(tuple(dimensions))
-
-
 def to_json_values(array: np.ndarray) -> list:
     """A flat JSON list of an array's values; floats in the shortest form that reads back to the same value."""
     array = np.asarray(array).ravel()
@@ -156,7 +123,7 @@ def normalize_values(values: Sequence, operand_type: int) -> list:
 
 def json_values_round_trip(raw: bytes, operand_type: int) -> bool:
     """True when unpack -> to_json_values -> pack gives these exact bytes back (no NaN payloads, no odd bools)."""
-    dtype = storage_dtype(operand_type)
+    dtype = numpy_dtype(operand_type)
     if len(raw) % dtype.itemsize:
         return False
     if dtype.kind == "f":
@@ -170,38 +137,3 @@ def json_values_round_trip(raw: bytes, operand_type: int) -> bool:
     return pack(to_json_values(unpack(raw, operand_type)), operand_type) == raw
 
 
-def constant_bytes(model: Model, operand_lifetime: int, location: object) -> bytes | None:
-    """The bytes a constant's location points at in operandValues or a pool, or None if it points nowhere."""
-    pool_index, offset, length = location.pool_index, location.offset, location.length  # type: ignore[attr-defined]
-    if offset < 0 or length < 0:
-        return None
-    if operand_lifetime == OperandLifeTime.CONSTANT_COPY:
-        if pool_index != 0 or offset + length > len(model.operand_values):
-            return None
-        return bytes(model.operand_values[offset : offset + length])
-    if operand_lifetime == OperandLifeTime.CONSTANT_REFERENCE:
-        if not 0 <= pool_index < len(model.pools):
-            return None
-        try:
-            return model.pools[pool_index].read(offset, length)
-        except (MemoryBoundsError, MemoryMapError, AttributeError):
-            return None
-    return None
-
-
-def constant_value(model: Model, subgraph: Subgraph, operand_index: int) -> np.ndarray | None:
-    """A constant operand's value shaped by its dimensions, or None if it is not a readable constant."""
-    if not 0 <= operand_index < len(subgraph.operands):
-        return None
-    operand = subgraph.operands[operand_index]
-    try:
-        expected = operand_byte_size(operand.type, operand.dimensions)
-        storage_dtype(operand.type)
-    except ValueError:
-        return None
-    if expected == 0 and math.prod(operand.dimensions) != 0:
-        return None  # unknown dimensions: a constant must be fully specified
-    raw = constant_bytes(model, operand.lifetime, operand.location)
-    if raw is None or len(raw) != expected:
-        return None
-    return unpack(raw, operand.type, operand.dimensions)

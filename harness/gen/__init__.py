@@ -27,7 +27,6 @@ _EXPORTS = {
     "GeneratedRequest": "harness.gen.requests",
     "RequestConfig": "harness.gen.requests",
     "generate_request": "harness.gen.requests",
-    "materialize_request": "harness.gen.requests",
     "output_byte_sizes": "harness.gen.requests",
     "MUTATIONS": "harness.gen.mutations",
     "Mutation": "harness.gen.mutations",
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
         GeneratedRequest,
         RequestConfig,
         generate_request,
-        materialize_request,
         output_byte_sizes,
     )
     from harness.gen.source import GenerationRejected, Source

@@ -6,35 +6,29 @@ with a non-zero offset, hardware_buffer_blob), with offsets, gaps and shared poo
 omitted where the model knows them and left to the driver where it does not; a few outputs get buffers that are
 too small, and the request records exactly which, so the oracle expects OUTPUT_INSUFFICIENT_SIZE on those.
 
-`materialize_request` turns the request JSON into a hal.Request over real shared memory holding the inputs.
+harness.case.build_request turns the request JSON into a hal.Request over real shared memory holding the inputs.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.case.pools import pool_from_json
 from harness.gen.model import GeneratedModel
 from harness.gen.source import Source, chance
 from harness.hal import (
-    DataLocation,
     ErrorStatus,
     Model,
-    Request,
-    RequestArgument,
     element_size,
     is_scalar_type,
-    numpy_dtype,
 )
-from harness.hal.memory import Memory, MemoryKind
+from harness.hal.memory import MemoryKind
 from harness.hal.sizes import SCALAR_TYPES
 from harness.reference import ReferenceResult, run_model
 
-__all__ = ["GeneratedRequest", "RequestConfig", "generate_request", "materialize_request", "output_byte_sizes"]
+__all__ = ["GeneratedRequest", "RequestConfig", "generate_request", "output_byte_sizes"]
 
 _ALIGN = 8
 _MMAP_FD = MemoryKind.MMAP_FD.value
@@ -208,52 +202,3 @@ def generate_request(
         )
     request_json = {"pools": layout.finish(), "inputs": inputs_json, "outputs": outputs_json}
     return GeneratedRequest(request_json, expected, frozenset(too_small), sizes, config.loop_timeout_ns)
-
-
-def _argument(d: dict) -> RequestArgument:
-    if d.get("hasNoValue"):
-        return RequestArgument(has_no_value=True, dimensions=[int(x) for x in d.get("dimensions", [])])
-    location = DataLocation(int(d.get("poolIndex", 0)), int(d.get("offset", 0)), int(d.get("length", 0)))
-    return RequestArgument(False, location, [int(x) for x in d.get("dimensions", [])])
-
-
-def materialize_request(
-    request_json: dict, model: Model, inputs: Sequence[np.ndarray | None]
-) -> tuple[Request, list[Memory], Callable[[Sequence[Sequence[int]]], list[np.ndarray | None]]]:
-    """The hal.Request over new shared memory pools holding the inputs, the pools, and an output reader.
-
-    The reader takes each output's actual dimensions and returns its value (None where the buffer is too small
-    for them). On error every pool created so far is closed. The caller closes the pools when done.
-    """
-    memories: list[Memory] = []
-    try:
-        for desc in request_json["pools"]:
-            memories.append(pool_from_json(desc))
-        in_args = [_argument(d) for d in request_json["inputs"]]
-        out_args = [_argument(d) for d in request_json["outputs"]]
-        main = model.main
-        for arg, value, index in zip(in_args, inputs, main.input_indexes):
-            if arg.has_no_value or value is None:
-                continue
-            data = np.array(value, dtype=numpy_dtype(main.operands[index].type))
-            memories[arg.location.pool_index].write(arg.location.offset, data.tobytes())
-    except BaseException:
-        for memory in memories:
-            memory.close()
-        raise
-    dtypes = [numpy_dtype(model.main.operands[i].type) for i in model.main.output_indexes]
-
-    def read_outputs(dimensions: Sequence[Sequence[int]]) -> list[np.ndarray | None]:
-        values: list[np.ndarray | None] = []
-        for arg, dims, dtype in zip(out_args, dimensions, dtypes):
-            count = math.prod(dims)
-            nbytes = count * dtype.itemsize
-            if nbytes > arg.location.length:
-                values.append(None)
-                continue
-            raw = memories[arg.location.pool_index].read(arg.location.offset, nbytes)
-            values.append(np.frombuffer(raw, dtype=dtype).reshape(tuple(dims)).copy())
-        return values
-
-    request = Request(inputs=in_args, outputs=out_args, pools=list(memories))
-    return request, memories, read_outputs

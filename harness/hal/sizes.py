@@ -131,7 +131,7 @@ def merge_dimensions(a: Sequence[int], b: Sequence[int]) -> list[int] | None:
     return merged
 
 
-_NUMPY_DTYPES: dict[int, str] = {
+_DTYPE_CODES: dict[int, str] = {
     OperandType.FLOAT32: "<f4",
     OperandType.TENSOR_FLOAT32: "<f4",
     OperandType.INT32: "<i4",
@@ -151,9 +151,13 @@ _NUMPY_DTYPES: dict[int, str] = {
 }
 
 
+# Built once: operands are packed and unpacked by the thousand per case, and np.dtype() builds a new object per call.
+_NUMPY_DTYPES: dict[int, np.dtype] = {int(t): np.dtype(code) for t, code in _DTYPE_CODES.items()}
+
+
 def numpy_dtype(operand_type: int) -> np.dtype:
     """The little-endian numpy dtype that stores one element of this operand type in memory."""
-    try:
-        return np.dtype(_NUMPY_DTYPES[operand_type])
-    except KeyError:
-        raise ValueError(f"operand type {operand_type} has no element storage") from None
+    dtype = _NUMPY_DTYPES.get(operand_type)  # type: ignore[call-overload]
+    if dtype is None:
+        raise ValueError(f"operand type {operand_type} has no element storage")
+    return dtype

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness import ops
-from harness.case.values import STORAGE_DTYPES, constant_bytes, constant_value, storage_dtype
 from harness.hal import (
     LOOP_TIMEOUT_DEFAULT_NS,
     LOOP_TIMEOUT_MAXIMUM_NS,
@@ -28,8 +27,10 @@ from harness.hal import (
     OutputShape,
     Subgraph,
     element_size,
+    numpy_dtype,
 )
 from harness.hal.sizes import SCALAR_TYPES
+from harness.hal.values import constant_bytes, constant_value
 from harness.ops import KernelContext, LoopTimeoutError
 from harness.ops.common import UnspecifiedResult, quantization_nudge
 
@@ -319,8 +320,9 @@ def _plain_constant(model: Model, operand: Operand) -> np.ndarray | None:
     Nearly every constant is one of these; decoding them here skips the general reader's repeated size and dtype
     lookups and one of its copies.
     """
-    dtype = STORAGE_DTYPES.get(operand.type)
-    if dtype is None:
+    try:
+        dtype = numpy_dtype(operand.type)
+    except (ValueError, TypeError):
         return None
     dims = operand.dimensions
     if (not dims) != (operand.type in SCALAR_TYPES):
@@ -342,7 +344,7 @@ def _input_value(
     """An input value in the operand's stored dtype, checked against the operand's known dimensions."""
     if value is None:
         return None
-    array = np.asarray(value).astype(storage_dtype(operand.type), copy=False)
+    array = np.asarray(value).astype(numpy_dtype(operand.type), copy=False)
     if operand.type in SCALAR_TYPES:
         if array.size != 1:
             raise _ExecutionFailed(status, f"{where}input {position}: scalar with {array.size} values")
@@ -355,7 +357,7 @@ def _input_value(
 def _stored(operand: Operand, result: np.ndarray) -> np.ndarray:
     """A kernel result in the operand's stored dtype (scalars as 0-d arrays)."""
     array = np.asarray(result)
-    dtype = storage_dtype(operand.type)
+    dtype = numpy_dtype(operand.type)
     if array.dtype is not dtype and array.dtype != dtype:
         array = array.astype(dtype)
     if operand.type in SCALAR_TYPES and array.shape != ():

@@ -10,11 +10,12 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from harness.case import Case
 from harness.gen.source import GenerationRejected
 from harness.hal import Device
 from harness.oracle.verdict import Outcome, RuleViolation, Verdict, define_rule
 from harness.runner.frames import python_frames, significant
-from harness.targets.base import TARGETS, Case, Target
+from harness.targets.base import TARGETS, Target
 
 # Targets turn whatever escapes a HAL call into a verdict themselves; anything else escaping `decode` or `run` is the
 # harness's own bug (or a target that forgot to guard a call). It is reported loudly, never charged to the driver.

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, Pipe
 from pathlib import Path
 
+from harness.case import Case
 from harness.drivers import DEFAULT_DRIVER
 from harness.oracle.verdict import DRIVER_ANSWERS, DRIVER_SURVIVES, Outcome, Verdict
 from harness.runner.execute import as_case, decode_seed, resolve_target, verdict_from_json
 from harness.runner.frames import dump_frames, significant
-from harness.targets.base import Case
 
 DEFAULT_TIMEOUT_S = 30.0
 STARTUP_TIMEOUT_S = 120.0
@@ -228,9 +228,10 @@ class WorkerPool:
                 case = decode_seed(target, seed)  # generation is harness code: safe to redo here
             except Exception:  # a generator bug must not hide the crash; the case is then unknown
                 case = None
-            finding = Finding(
-                seed, target.name, answer.verdict, answer.traceback_text, case.to_json() if case else None
-            )
+            case_json = case.to_json() if case else None
+            if case is not None:
+                case.close()
+            finding = Finding(seed, target.name, answer.verdict, answer.traceback_text, case_json)
             return BatchResult(seed - first_seed + 1, 0, finding)
         _, attempted, rejected, found = answer
         if found is None:

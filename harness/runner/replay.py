@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.case import Case
 from harness.runner.execute import decode_bytes, registered_targets, resolve_target
 from harness.runner.pool import RunResult
-from harness.targets.base import Case
 
 
 class InputError(ValueError):

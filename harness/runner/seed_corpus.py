@@ -50,10 +50,12 @@ def generate_seeds(target: Target, count: int, device: Device | None = None, see
             continue
         key = json.dumps(case.to_json(), sort_keys=True, default=str)
         if key in seen:
+            case.close()
             continue
         seen.add(key)
         if device is not None:
             verdict = run_case(target, case, device).verdict
+            case.close()
             if not verdict.ok:
                 seeds.failing.append((data, verdict.rule or ""))
                 continue

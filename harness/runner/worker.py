@@ -115,8 +115,13 @@ def _one(conn: Connection, device: Device, target: Target, kind: str, payload: o
         verdict = Verdict(Outcome.SUCCESS, title="the input decodes to no case", target=target.name)
         verdict.extras["rejected"] = True
         return ("result", verdict.to_json(), "", None, time.perf_counter() - start)
-    judged = run_case(target, case, device)
-    return ("result", judged.verdict.to_json(), judged.traceback_text, case.to_json(), time.perf_counter() - start)
+    # The JSON as decoded: a driver that writes into the model's pools cannot change what the replay reads.
+    case_json = case.to_json()
+    try:
+        judged = run_case(target, case, device)
+    finally:
+        case.close()
+    return ("result", judged.verdict.to_json(), judged.traceback_text, case_json, time.perf_counter() - start)
 
 
 def _random(
@@ -147,7 +152,11 @@ def _random(
                 "traceback": judged.traceback_text,
                 "case": case.to_json() if case is not None else None,
             }
+            if case is not None:
+                case.close()
             return ("batch", i + 1, rejected, finding)
+        if case is not None:
+            case.close()
     return ("batch", count, rejected, None)
 
 

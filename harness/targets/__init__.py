@@ -1,8 +1,7 @@
 """Fuzz targets: decode a Source into a Case, drive a driver through the HAL interface, judge with the oracle.
 
 Importing this package registers every target in TARGETS. `run_atheris_one` is what the fuzz scripts call.
-`prepare`, `inputs_from_json` and `close_model_pools` are the targets' ways of preparing a model, reading a case's
-inputs and releasing a model's pools, for benchmarks and tests that drive a driver as a target does.
+`prepare` is the targets' way of preparing a model, for benchmarks and tests that drive a driver as a target does.
 """
 
 from __future__ import annotations
@@ -20,8 +19,8 @@ from harness.targets import (  # noqa: F401  (each registers its target)
     request,
     validation,
 )
-from harness.targets._common import close_model_pools, inputs_from_json, prepare
-from harness.targets.base import TARGETS, Case, Target, register_target
+from harness.targets._common import prepare
+from harness.targets.base import TARGETS, Target, register_target
 
 
 def get_target(name: str) -> Target:
@@ -38,18 +37,18 @@ def run_atheris_one(target: Target, data: bytes, device: Device) -> None:
         case = target.decode(BytesSource(data))
     except GenerationRejected:
         return
-    verdict = target.run(case, device)
+    try:
+        verdict = target.run(case, device)
+    finally:
+        case.close()
     if not verdict.ok:
         raise RuleViolation(verdict)
 
 
 __all__ = [
     "TARGETS",
-    "Case",
     "Target",
-    "close_model_pools",
     "get_target",
-    "inputs_from_json",
     "prepare",
     "register_target",
     "run_atheris_one",

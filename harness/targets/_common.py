@@ -7,30 +7,23 @@ harness code outside a HAL call propagate: they are harness bugs and must crash 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
-from harness.case.pools import pool_to_json
-from harness.case.values import pack, unpack
-from harness.gen.requests import materialize_request
-from harness.gen.source import GenerationRejected
+from harness.case import close_model_pools, inputs_from_json  # noqa: F401  (the memory-domain target's, for now)
 from harness.hal import (
     CallbackTimeout,
-    DataLocation,
     Device,
     ErrorStatus,
     ExecutionPreference,
     Model,
     PreparedModel,
     Priority,
-    Request,
-    RequestArgument,
 )
 from harness.hal.callbacks import WaitablePreparedModelCallback
-from harness.hal.memory import Memory, MemoryMapError
 from harness.oracle.rules import exception_verdict, hang_verdict
 from harness.oracle.verdict import Verdict
 
@@ -126,109 +119,3 @@ def prepare(
     launched = call("prepareModel", launch)
     status, prepared = call("prepareModel callback", callback.result, timeout_s)
     return Preparation(launched, status, prepared)
-
-
-def inputs_from_json(inputs_json: Sequence[dict], model: Model) -> list[np.ndarray | None]:
-    """The case's main input values as arrays (None for an omitted input)."""
-    main = model.main
-    values: list[np.ndarray | None] = []
-    for entry, index in zip(inputs_json, main.input_indexes):
-        if entry.get("noValue"):
-            values.append(None)
-            continue
-        operand_type = main.operands[index].type
-        dims = [int(d) for d in entry.get("dimensions", [])]
-        values.append(unpack(pack(entry.get("value", []), operand_type), operand_type, dims))
-    return values
-
-
-def close_model_pools(model: Model) -> None:
-    """Close the shared memories a model's CONSTANT_REFERENCE operands live in."""
-    for pool in model.pools:
-        close = getattr(pool, "close", None)
-        if close is not None:
-            close()
-
-
-# --- Requests in the case format ---------------------------------------------------------------------------------
-# A request pool is a pool description (harness.case.pools) or {"modelPool": k}: the model's own pool k, the same
-# memory object (so that an output can be placed over a CONSTANT_REFERENCE value, V34).
-
-
-def request_to_json(request: Request, model: Model) -> dict:
-    """A hal.Request over shared memory as case-format request JSON (pool contents are not kept)."""
-    pools = []
-    for pool in request.pools:
-        shared = next((k for k, p in enumerate(model.pools) if p is pool), None)
-        if shared is not None:
-            pools.append({"modelPool": shared})
-        elif isinstance(pool, Memory):
-            pools.append(pool_to_json(pool))
-        else:
-            raise GenerationRejected(f"request pool {pool!r} has no case-format description")
-    return {
-        "pools": pools,
-        "inputs": [_argument_to_json(a) for a in request.inputs],
-        "outputs": [_argument_to_json(a) for a in request.outputs],
-    }
-
-
-def _argument_to_json(arg: RequestArgument) -> dict:
-    loc = arg.location
-    return {
-        "hasNoValue": bool(arg.has_no_value),
-        "poolIndex": int(loc.pool_index),
-        "offset": int(loc.offset),
-        "length": int(loc.length),
-        "dimensions": [int(d) for d in arg.dimensions],
-    }
-
-
-@dataclass
-class BuiltRequest:
-    """A hal.Request over new shared memory, the memories to close afterwards, and its output reader."""
-
-    request: Request
-    memories: list[Memory]
-    read_outputs: Callable[[Sequence[Sequence[int]]], list[np.ndarray | None]]
-    contents: list[bytes]  # each memory's bytes as built: zeros with the input values in place
-
-    def reset(self) -> None:
-        """Put the pools back as built, as an execution may have written anywhere."""
-        for memory, raw in zip(self.memories, self.contents):
-            if raw:
-                memory.write(0, raw)
-
-    def close(self) -> None:
-        """Close the memories this request created (never the model's own pools)."""
-        for memory in self.memories:
-            memory.close()
-
-
-def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray | None]) -> BuiltRequest:
-    """The request a case describes, holding its input values.
-
-    An invalid request may place an input where it cannot be written (outside its pool, in a missing pool): its
-    pools are then left zero-filled, which changes nothing for a driver that must reject it anyway.
-    """
-    shared = {i: int(d["modelPool"]) for i, d in enumerate(request_json["pools"]) if "modelPool" in d}
-    if shared:
-        # Stand-ins for the model's pools, swapped for them once the request is built.
-        pools = [{"kind": "ashmem", "size": 1} if i in shared else d for i, d in enumerate(request_json["pools"])]
-        request_json = {**request_json, "pools": pools}
-    try:
-        request, memories, read = materialize_request(request_json, model, inputs)
-    except (ValueError, IndexError, MemoryMapError):
-        request, memories, read = materialize_request(request_json, model, [None] * len(inputs))
-    for i, k in shared.items():
-        memories[i].close()
-        request.pools[i] = model.pools[k]
-    # An argument may have no value and a location all the same (V36): keep what the case says.
-    for side, args in (("inputs", request.inputs), ("outputs", request.outputs)):
-        for arg, d in zip(args, request_json[side]):
-            if arg.has_no_value:
-                arg.location = DataLocation(*(int(d.get(k, 0)) for k in ("poolIndex", "offset", "length")))
-    own = [m for i, m in enumerate(memories) if i not in shared]
-    # One copy of each pool as built (zero-filled, then the inputs written) is what reset() puts back.
-    contents = [m.read(0, m.size) if m.size else b"" for m in own]
-    return BuiltRequest(request, own, read, contents)

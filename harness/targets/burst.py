@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.burst_client import BurstBroken, BurstClient, BurstUnavailable
-from harness.case import model_from_json
-from harness.case.pools import pool_from_json
+from harness.case import Case, LiveRequest
 from harness.gen.burst_packets import (
     MALFORMED,
     SAME,
@@ -36,7 +35,7 @@ from harness.gen.burst_packets import (
     judge_packet,
 )
 from harness.gen.model import ModelConfig
-from harness.gen.requests import RequestConfig, materialize_request
+from harness.gen.requests import RequestConfig
 from harness.gen.source import GenerationRejected, Source
 from harness.hal import (
     NO_TIMING,
@@ -49,7 +48,6 @@ from harness.hal import (
     Request,
     is_tensor_type,
     merge_dimensions,
-    numpy_dtype,
 )
 from harness.hal.burst_wire import (
     MIN_RESULT_DATUMS,
@@ -60,6 +58,7 @@ from harness.hal.burst_wire import (
     result_length,
 )
 from harness.hal.memory import Memory
+from harness.oracle.outputs import unspecified_outputs
 from harness.oracle.rules import (
     Breach,
     judge_outputs,
@@ -68,22 +67,19 @@ from harness.oracle.rules import (
     judge_valid_preparation,
     verdict_of,
 )
-from harness.oracle.verdict import Outcome, Verdict, define_rule
+from harness.oracle.verdict import Verdict, define_rule
 from harness.paths import Outcome as PathOutcome
 from harness.targets._common import (
     DEFAULT_TIMEOUT_S,
     DriverRaised,
     call,
-    close_model_pools,
     guarded,
-    inputs_from_json,
     prepare,
     status_of,
     supported_operations,
 )
-from harness.targets.base import Case, register_target
-from harness.targets.cache import CaseKeys, DeviceStates, ModelPool, draw_case
-from harness.targets.execution import unspecified_outputs
+from harness.targets.base import register_target
+from harness.targets.reuse import CaseKeys, DeviceStates, ModelPool, confirmed_on_fresh_state, draw_case, owned_copy
 
 CONFIGURED = define_rule(
     "burst.configured", "configureExecutionBurst with valid channels on a prepared model gives NONE and a burst"
@@ -132,14 +128,10 @@ class SyncResult:
 @dataclass
 class BurstModel:
     """A prepared model, a request over shared memory that can be renewed, its synchronous result, and the
-    bursts kept for it (by result channel length)."""
+    bursts kept for it (by result channel length). It owns its case (harness.targets.reuse.owned_copy)."""
 
-    model: Model
+    case: Case
     prepared: PreparedModel
-    request_json: dict
-    request: Request
-    memories: list[Memory]
-    input_bytes: list[tuple[int, int, bytes]]
     sync: SyncResult
     fully_specified: list[OutputShape] | None  # the outputs' shapes when model and request fix them all
     ignore: set[int]
@@ -148,44 +140,47 @@ class BurstModel:
     # The valid packet per (burst, measure) and its parse: fixed while the memories and their slots are.
     packets: dict[tuple[BurstClient, bool], tuple[bytes, RequestPacket]] = field(default_factory=dict)
 
+    @property
+    def model(self) -> Model:
+        """The hal.Model."""
+        return self.case.materialized().model
+
+    @property
+    def live_request(self) -> LiveRequest:
+        """The request over shared memory."""
+        live = self.case.materialized().request
+        assert live is not None, "a burst case has a request"
+        return live
+
+    @property
+    def request(self) -> Request:
+        """The hal.Request."""
+        return self.live_request.request
+
     @classmethod
     def build(cls, case: Case, device: Device, timeout_s: float) -> BurstModel | Breach | None:
         """The state of a case's model and request; a finding if the driver fails a valid model, None if it does
         not support it."""
-        model = model_from_json(case.model)
+        own = owned_copy(case)
         try:
+            model = own.materialized().model
             status, flags = supported_operations(device, model)
             finding = judge_supported_operations(status, flags, len(model.main.operations))
             if finding is not None:
-                close_model_pools(model)
+                own.close()
                 return finding
             p = prepare(device, model, timeout_s=timeout_s)
             finding, unsupported = judge_valid_preparation(p.launch, p.status, p.prepared, all(flags))
             if finding is not None or unsupported or p.prepared is None:
-                close_model_pools(model)
+                own.close()
                 return finding
-            inputs = inputs_from_json(case.inputs, model)
-            request, memories, _ = materialize_request(case.request, model, inputs)
         except BaseException:
-            close_model_pools(model)
+            own.close()
             raise
-        main = model.main
-        input_bytes = [
-            (arg.location.pool_index, arg.location.offset, np.asarray(v, numpy_dtype(main.operands[i].type)).tobytes())
-            for arg, v, i in zip(request.inputs, inputs, main.input_indexes)
-            if not arg.has_no_value and v is not None
-        ]
-        state = cls(
-            model,
-            p.prepared,
-            case.request,
-            request,
-            memories,
-            input_bytes,
-            SyncResult(ErrorStatus.NONE, [], []),
-            _fully_specified(model, request),
-            unspecified_outputs(model),
-        )
+        request = own.materialized().request
+        assert request is not None, "a burst case has a request"
+        state = cls(own, p.prepared, SyncResult(ErrorStatus.NONE, [], []), _fully_specified(model, request.request),
+                    unspecified_outputs(model))  # fmt: skip
         try:
             state.refresh()
             status, shapes, _ = call("executeSynchronously", lambda: _sync(state.prepared, state.request))
@@ -198,41 +193,25 @@ class BurstModel:
 
     def refresh(self) -> None:
         """Write the inputs again and clear the outputs (a packet may have written anywhere in the pools)."""
-        for pool, offset, data in self.input_bytes:
-            self.memories[pool].write(offset, data)
-        for arg in self.request.outputs:
-            if not arg.has_no_value:
-                loc = arg.location
-                self.memories[loc.pool_index].write(loc.offset, bytes(loc.length))
+        self.live_request.restore()
 
     def read_outputs(self, dims: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """The outputs' values with these dimensions, from the current memories (empty arrays if they do not fit)."""
-        main = self.model.main
+        live = self.live_request
         values = []
-        for arg, d, index in zip(self.request.outputs, dims, main.output_indexes):
-            dtype = numpy_dtype(main.operands[index].type)
-            count = int(np.prod(d)) if len(d) else 1
-            loc = arg.location
-            if arg.has_no_value or count * dtype.itemsize > loc.length:
-                values.append(np.zeros(0, dtype))
-                continue
-            raw = self.memories[loc.pool_index].read(loc.offset, count * dtype.itemsize)
-            values.append(np.frombuffer(raw, dtype).reshape(tuple(d)).copy())
+        for k, (arg, d) in enumerate(zip(live.request.outputs, dims)):
+            value = None if arg.has_no_value else live.read_output(k, d)
+            values.append(np.zeros(0, live.output_dtypes[k]) if value is None else value)
         return values
 
     def renew(self, which: str, free: bool, client: BurstClient | None) -> None:
         """New memories for the pools holding outputs ("outputs") or for every pool ("all")."""
-        pools = range(len(self.memories))
+        live = self.live_request
+        pools = range(len(live.request.pools))
         if which == "outputs":
-            pools = sorted({a.location.pool_index for a in self.request.outputs if not a.has_no_value})
+            pools = sorted({a.location.pool_index for a in live.request.outputs if not a.has_no_value})
         for p in pools:
-            old = self.memories[p]
-            new = pool_from_json(self.request_json["pools"][p])
-            for pool, offset, data in self.input_bytes:
-                if pool == p:
-                    new.write(offset, data)
-            self.memories[p] = new
-            self.request.pools[p] = new
+            old = live.renew(p)
             self.packets.clear()
             if free and client is not None:
                 call("freeMemory", client.free_memory, old)
@@ -255,7 +234,7 @@ class BurstModel:
 
     def known_slots(self, client: BurstClient) -> list[int]:
         """The slots the client's callback hands out for this model's memories."""
-        slots = (client.callback.slot_of(m) for m in [*self.memories, *self.retired])
+        slots = (client.callback.slot_of(m) for m in [*self.live_request.memories, *self.retired])
         return sorted({s for s in slots if s is not None})
 
     def close_clients(self) -> None:
@@ -271,9 +250,26 @@ class BurstModel:
     def close(self) -> None:
         """Release everything."""
         self.close_clients()
-        for memory in self.memories:
-            memory.close()
-        close_model_pools(self.model)
+        self.case.close()
+
+
+class BurstStates:
+    """The BurstModel of each case's model and request, kept per device."""
+
+    def __init__(self, limit: int) -> None:
+        self._states: DeviceStates[BurstModel] = DeviceStates(limit=limit)
+        self._keys = CaseKeys()
+
+    def get(self, case: Case, device: Device, timeout_s: float, fresh: bool = False) -> BurstModel | Breach | None:
+        """The kept state of the case's model and request on this device (built when missing or asked fresh)."""
+        key = self._keys.key(case.model, case.request, case.inputs)
+        state = None if fresh else self._states.get(device, key)
+        if state is None:
+            built = BurstModel.build(case, device, timeout_s)
+            if not isinstance(built, BurstModel):
+                return built
+            state = self._states.put(device, key, built)
+        return state
 
 
 def _sync(prepared: PreparedModel, request: Request) -> tuple[ErrorStatus, list[OutputShape], object]:
@@ -477,8 +473,7 @@ class BurstTarget:
 
     def __post_init__(self) -> None:
         self._pool = ModelPool(0xB0257, self.model_config, self.request_config)
-        self._states: DeviceStates[BurstModel] = DeviceStates(limit=32)
-        self._keys = CaseKeys()
+        self._states = BurstStates(limit=32)
 
     def decode(self, source: Source) -> Case:
         """A pooled (or fresh) model and request, and a burst session."""
@@ -490,11 +485,8 @@ class BurstTarget:
             mine = self._pool.get(source.integer(0, self.pool_size - 1))
         session = generate_session(source, self.session_config)
         reuse = source.integer(0, 999) < self.reuse_probability * 1000
-        return Case(
+        return mine.case(
             self.name,
-            mine.model,
-            request=mine.request,
-            inputs=mine.inputs,
             execution={"paths": ["burst"]},
             expect={"steps": [s["do"] for s in session["steps"]]},
             extras={"burst": session, "reuse": reuse},
@@ -504,28 +496,11 @@ class BurstTarget:
         """The session's steps on one burst, each judged; the first finding ends it."""
         reuse = bool(case.extras.get("reuse"))
         verdict = guarded(self.name, lambda: self._run(case, device, reuse))
-        if verdict.outcome != Outcome.FAILURE or not verdict.extras.get("kept"):
-            return verdict
-        again = guarded(self.name, lambda: self._run(case, device, False, fresh=True))
-        if not again.ok:
-            again.extras["rerun"] = "failed on a kept burst, failed again on a new one"
-            return again
-        verdict.extras["history"] = "fails only on a burst earlier cases used; a replay on a new burst passes"
-        return verdict
-
-    def state(self, case: Case, device: Device, fresh: bool = False) -> BurstModel | Breach | None:
-        """The kept state of the case's model and request on this device (built when missing or asked fresh)."""
-        key = self._keys.key(case.model, case.request, case.inputs)
-        state = None if fresh else self._states.get(device, key)
-        if state is None:
-            built = BurstModel.build(case, device, self.timeout_s)
-            if not isinstance(built, BurstModel):
-                return built
-            state = self._states.put(device, key, built)
-        return state
+        fresh = lambda: guarded(self.name, lambda: self._run(case, device, False, fresh=True))  # noqa: E731
+        return confirmed_on_fresh_state(verdict, fresh)
 
     def _run(self, case: Case, device: Device, reuse: bool, fresh: bool = False) -> Verdict:
-        state = self.state(case, device, fresh)
+        state = self._states.get(case, device, self.timeout_s, fresh)
         if state is None:
             return verdict_of([], self.name, unsupported=True)
         if isinstance(state, Breach):

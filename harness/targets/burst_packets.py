@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.burst_client import BurstClient
+from harness.case import Case
 from harness.gen.burst_packets import judge_packet
 from harness.gen.model import ModelConfig
 from harness.gen.requests import RequestConfig
@@ -26,21 +27,22 @@ from harness.gen.source import Source
 from harness.hal import DataLocation, Device, MeasureTiming, RequestArgument
 from harness.hal.burst_wire import DATUM_SIZE, RequestPacket, serialize_request
 from harness.oracle.rules import Breach, verdict_of
-from harness.oracle.verdict import Outcome, Verdict
+from harness.oracle.verdict import Verdict
 from harness.targets._common import DEFAULT_TIMEOUT_S, guarded
-from harness.targets.base import Case, register_target
+from harness.targets.base import register_target
 from harness.targets.burst import (
     DEFAULT_CHANNEL,
     LISTENER_KEEPS_SERVING,
     MATCHES_SYNCHRONOUS,
     BurstModel,
+    BurstStates,
     SessionStop,
     exchange,
     judge_packet_result,
     open_client,
     run_valid,
 )
-from harness.targets.cache import CaseKeys, DeviceStates, ModelPool
+from harness.targets.reuse import ModelPool, confirmed_on_fresh_state
 
 TINY_MODELS = ModelConfig(max_operations=1, control_flow=False, max_elements=16)
 TINY_REQUESTS = RequestConfig(too_small_probability=0.0, max_pools=2)
@@ -77,8 +79,7 @@ class BurstPacketsTarget:
 
     def __post_init__(self) -> None:
         self._pool = ModelPool(0xB0258, self.model_config, self.request_config)
-        self._states: DeviceStates[BurstModel] = DeviceStates(limit=16)
-        self._keys = CaseKeys()
+        self._states = BurstStates(limit=16)
 
     def decode(self, source: Source) -> Case:
         """A pooled model and request, and one packet of raw or spliced bytes."""
@@ -95,11 +96,8 @@ class BurstPacketsTarget:
                 chunk = source.bytes(source.integer(1, 8))
                 packet[at : at + len(chunk)] = chunk[: len(packet) - at]
             packet = bytes(packet)
-        return Case(
+        return mine.case(
             self.name,
-            mine.model,
-            request=mine.request,
-            inputs=mine.inputs,
             execution={"paths": ["burst"]},
             expect={"mode": mode},
             extras={"packet": packet.hex(), "mode": mode, "reuse": REUSE_NOTE},
@@ -108,27 +106,11 @@ class BurstPacketsTarget:
     def run(self, case: Case, device: Device) -> Verdict:
         """The packet, then the valid request, on a burst that already served the valid request."""
         verdict = guarded(self.name, lambda: self._run(case, device, fresh=False))
-        if verdict.outcome != Outcome.FAILURE or not verdict.extras.get("kept"):
-            return verdict
-        again = guarded(self.name, lambda: self._run(case, device, fresh=True))
-        if not again.ok:
-            again.extras["rerun"] = "failed on a kept burst, failed again on a new one"
-            return again
-        verdict.extras["history"] = "fails only on a burst earlier cases used; a replay on a new burst passes"
-        return verdict
-
-    def _state(self, case: Case, device: Device) -> BurstModel | Breach | None:
-        key = self._keys.key(case.model, case.request, case.inputs)
-        state = self._states.get(device, key)
-        if state is None:
-            built = BurstModel.build(case, device, self.timeout_s)
-            if not isinstance(built, BurstModel):
-                return built
-            state = self._states.put(device, key, built)
-        return state
+        fresh = lambda: guarded(self.name, lambda: self._run(case, device, fresh=True))  # noqa: E731
+        return confirmed_on_fresh_state(verdict, fresh)
 
     def _run(self, case: Case, device: Device, fresh: bool) -> Verdict:
-        state = self._state(case, device)
+        state = self._states.get(case, device, self.timeout_s)
         if state is None:
             return verdict_of([], self.name, unsupported=True)
         if isinstance(state, Breach):

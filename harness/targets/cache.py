@@ -21,15 +21,12 @@ import hashlib
 import json
 import os
 import threading
-import weakref
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
 
 import numpy as np
 
-from harness.case import model_from_json
+from harness.case import Case, LiveRequest, model_from_json
 from harness.gen.cache_corruption import (
     DATA_CHANGED,
     EITHER,
@@ -49,10 +46,9 @@ from harness.gen.cache_corruption import (
     needs_other,
     save_handles,
 )
-from harness.gen.model import ModelConfig, generate_model
-from harness.gen.requests import RequestConfig, generate_request, materialize_request
+from harness.gen.model import ModelConfig
+from harness.gen.requests import RequestConfig
 from harness.gen.source import GenerationRejected, Source
-from harness.gen.sources import RandomSource
 from harness.hal import (
     BYTE_SIZE_OF_CACHE_TOKEN,
     MAX_NUMBER_OF_CACHE_FILES,
@@ -63,11 +59,9 @@ from harness.hal import (
     Model,
     PreparedModel,
     Request,
-    numpy_dtype,
 )
 from harness.hal.callbacks import WaitablePreparedModelCallback
-from harness.hal.memory import Memory
-from harness.oracle.accuracy import compare
+from harness.oracle.outputs import quantized_operations, reference_is_stable, unspecified_outputs
 from harness.oracle.rules import (
     LAUNCH_MATCHES_CALLBACK,
     PREPARED_MODEL_IFF_NONE,
@@ -79,7 +73,6 @@ from harness.oracle.rules import (
     verdict_of,
 )
 from harness.oracle.verdict import Verdict, define_rule
-from harness.reference import run_model
 from harness.targets._common import (
     DEFAULT_PREFERENCE,
     DEFAULT_PRIORITY,
@@ -87,12 +80,11 @@ from harness.targets._common import (
     call,
     close_model_pools,
     guarded,
-    inputs_from_json,
     status_of,
     supported_operations,
 )
-from harness.targets.base import Case, register_target
-from harness.targets.execution import inputs_to_json, quantized_operations, unspecified_outputs
+from harness.targets.base import register_target
+from harness.targets.reuse import CaseKeys, DeviceStates, ModelPool, PooledCase, draw_case, owned_copy
 
 FILES_NEEDED_IN_RANGE = define_rule(
     "cache.files_needed_in_range",
@@ -149,73 +141,6 @@ RACE_MODELS = ModelConfig(
 # Tokens the save-problem cases write under: a few fixed ones, so the driver's token store does not grow.
 _SAVE_TOKENS = tuple(hashlib.sha256(b"nnfuzz cache save problem %d" % i).digest() for i in range(8))
 
-T = TypeVar("T")
-
-
-# --- reuse across cases ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PooledCase:
-    """A generated model with a valid request and inputs, in the case format, and a token for it."""
-
-    model: dict
-    request: dict
-    inputs: list[dict]
-    token: bytes
-
-
-class ModelPool:
-    """A fixed, lazily generated pool of models with requests: entry k is the same in every process."""
-
-    def __init__(
-        self,
-        salt: int,
-        model_config: ModelConfig,
-        request_config: RequestConfig,
-        accept: Callable[[PooledCase], bool] | None = None,
-        attempts: int = 64,
-    ) -> None:
-        self.salt = salt
-        self.model_config = model_config
-        self.request_config = request_config
-        self.accept = accept  # entries must pass this (None: any)
-        self.attempts = attempts
-        self._entries: dict[int, PooledCase] = {}
-        self._lock = threading.Lock()
-
-    def get(self, k: int) -> PooledCase:
-        """Entry k (GenerationRejected if no seed of it gives a model the reference runs to NONE)."""
-        with self._lock:
-            entry = self._entries.get(k)
-            if entry is None:
-                entry = self._entries[k] = self._generate(k)
-            return entry
-
-    def _generate(self, k: int) -> PooledCase:
-        for attempt in range(self.attempts):
-            source = RandomSource(self.salt * 1_000_003 + k * 1009 + attempt)
-            case = draw_case(source, self.model_config, self.request_config)
-            if case is not None and (self.accept is None or self.accept(case)):
-                return case
-        raise GenerationRejected(f"model pool entry {k}: no usable model in {self.attempts} attempts")
-
-
-def draw_case(source: Source, model_config: ModelConfig, request_config: RequestConfig) -> PooledCase | None:
-    """A generated model, request, inputs and token; None when the reference result is not a plain NONE."""
-    try:
-        generated = generate_model(source, model_config)
-    except GenerationRejected:
-        return None
-    try:
-        request = generate_request(source, generated, request_config)
-        if request.expected.status != ErrorStatus.NONE or request.expected.unspecified:
-            return None
-        token = source.bytes(BYTE_SIZE_OF_CACHE_TOKEN)
-        token += bytes(BYTE_SIZE_OF_CACHE_TOKEN - len(token))
-        return PooledCase(generated.model_json, request.request_json, inputs_to_json(generated.inputs), token)
-    finally:
-        generated.close()
 
 
 def constant_free(case: PooledCase) -> bool:
@@ -224,93 +149,16 @@ def constant_free(case: PooledCase) -> bool:
     return not any(str(o.get("lifetime", "")).startswith("CONSTANT") for g in subgraphs for o in g["operands"])
 
 
-class DeviceStates(Generic[T]):
-    """Per-device state kept across cases, least recently used dropped first (closed if it has close())."""
-
-    def __init__(self, limit: int = 64) -> None:
-        self.limit = limit
-        self._by_device: weakref.WeakKeyDictionary[Device, OrderedDict] = weakref.WeakKeyDictionary()
-        self._lock = threading.Lock()
-
-    def get(self, device: Device, key: object) -> T | None:
-        """The state kept for this device and key, if any."""
-        with self._lock:
-            states = self._by_device.get(device)
-            if states is None or key not in states:
-                return None
-            states.move_to_end(key)
-            return states[key]
-
-    def put(self, device: Device, key: object, state: T) -> T:
-        """Keep a state (dropping the oldest beyond the limit)."""
-        with self._lock:
-            states = self._by_device.setdefault(device, OrderedDict())
-            old = states.pop(key, None)
-            states[key] = state
-            dropped = [states.popitem(last=False)[1] for _ in range(max(0, len(states) - self.limit))]
-        for s in [old, *dropped]:
-            if s is not None and s is not state:
-                _close(s)
-        return state
-
-    def drop(self, device: Device, key: object) -> None:
-        """Forget (and close) the state of this key."""
-        with self._lock:
-            states = self._by_device.get(device)
-            state = states.pop(key, None) if states is not None else None
-        if state is not None:
-            _close(state)
-
-
-def _close(state: object) -> None:
-    close = getattr(state, "close", None)
-    if close is not None:
-        close()
-
-
-class CaseKeys:
-    """Stable keys for case parts: by identity for the pool's own dicts, else by their canonical JSON.
-
-    Cases decoded from a pool share the pool's dicts; nothing may change them in place.
-    """
-
-    def __init__(self, limit: int = 256) -> None:
-        self.limit = limit
-        self._by_id: OrderedDict[tuple[int, ...], tuple[tuple, str]] = OrderedDict()
-
-    def key(self, *parts: object) -> str:
-        """A digest of the parts' JSON (computed once per set of objects while they are kept)."""
-        ids = tuple(id(p) for p in parts)
-        hit = self._by_id.get(ids)
-        if hit is not None and all(a is b for a, b in zip(hit[0], parts)):
-            return hit[1]
-        digest = hashlib.sha1(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
-        self._by_id[ids] = (parts, digest)  # holding the parts keeps their ids from being reused
-        while len(self._by_id) > self.limit:
-            self._by_id.popitem(last=False)
-        return digest
-
-
 @dataclass
 class ModelRunner:
-    """One model on one device: the hal.Model, a request over shared memory, its reference result.
+    """One model on one device: its own case (model, request over shared memory, inputs, reference result).
 
     `check` runs the model prepared directly once and judges it against the reference (as the execution target
     does: random-graph criterion for quantized outputs, no judgement where the reference itself is unstable); its
     outputs become the baseline that `behaves` holds every model prepared from a cache to.
     """
 
-    model: Model
-    inputs: list[np.ndarray | None]
-    request: Request
-    memories: list[Memory]
-    read_outputs: Callable
-    input_bytes: list[tuple[int, int, bytes]]  # (pool, offset, bytes) of each input value
-    output_regions: list[tuple[int, int, int]]  # (pool, offset, length) of each output
-    expected: list[np.ndarray]  # the reference's outputs
-    types: list[int]
-    ignore: set[int]
-    quantized: int = 1  # operations writing a quantized tensor (the random-graph criterion)
+    case: Case
     all_supported: bool = True
     unsupported: bool = False
     finding: Breach | None = None  # what the model prepared without the cache got wrong, if anything
@@ -321,55 +169,51 @@ class ModelRunner:
     @classmethod
     def build(cls, case: Case, device: Device) -> ModelRunner:
         """The runner of a case's model, request and inputs (support asked once, the reference run once)."""
-        model = model_from_json(case.model)
+        own = owned_copy(case)
         try:
-            inputs = inputs_from_json(case.inputs, model)
-            request, memories, read = materialize_request(case.request, model, inputs)
+            model = own.materialized().model
+            own.reference()
+            status, flags = supported_operations(device, model)
         except BaseException:
-            close_model_pools(model)
+            own.close()
             raise
-        main = model.main
-        input_bytes = []
-        for arg, value, index in zip(request.inputs, inputs, main.input_indexes):
-            if not arg.has_no_value and value is not None:
-                data = np.asarray(value, dtype=numpy_dtype(main.operands[index].type)).tobytes()
-                input_bytes.append((arg.location.pool_index, arg.location.offset, data))
-        outputs = [(a.location.pool_index, a.location.offset, a.location.length) for a in request.outputs]
-        reference = run_model(model, inputs)
-        runner = cls(
-            model,
-            inputs,
-            request,
-            memories,
-            read,
-            input_bytes,
-            outputs,
-            list(reference.outputs),
-            [main.operands[i].type for i in main.output_indexes],
-            unspecified_outputs(model),
-            max(1, quantized_operations(model)),
-        )
-        status, flags = supported_operations(device, model)
-        runner.finding = judge_supported_operations(status, flags, len(main.operations))
+        runner = cls(own)
+        runner.finding = judge_supported_operations(status, flags, len(model.main.operations))
         runner.all_supported = all(flags)
         return runner
 
+    @property
+    def model(self) -> Model:
+        """The hal.Model."""
+        return self.case.materialized().model
+
+    @property
+    def request(self) -> Request:
+        """The hal.Request over the runner's shared memory."""
+        return self.live_request.request
+
+    @property
+    def live_request(self) -> LiveRequest:
+        live = self.case.materialized().request
+        assert live is not None, "a cache case has a request"
+        return live
+
     def _execute(self, prepared: PreparedModel) -> tuple[Breach | None, list[np.ndarray | None]]:
-        for pool, offset, data in self.input_bytes:
-            self.memories[pool].write(offset, data)
-        for pool, offset, length in self.output_regions:
-            self.memories[pool].write(offset, bytes(length))
-        status, _, _ = call("executeSynchronously", lambda: _sync_status(prepared, self.request))
+        live = self.live_request
+        live.rewind()
+        status, _, _ = call("executeSynchronously", lambda: _sync_status(prepared, live.request))
         if status != ErrorStatus.NONE:
             title = f"executeSynchronously answered {status.name}, the reference NONE"
             return Breach(STATUS_EXPECTED, title, path="sync"), []
-        return None, self.read_outputs([np.shape(e) for e in self.expected])
+        return None, live.read_outputs([np.shape(e) for e in self.case.reference().outputs])
 
     def _judge(self, actual: list[np.ndarray | None], expected: list[np.ndarray]) -> Breach | None:
-        relaxed = self.model.relax_computation_float32_to_float16
-        return judge_outputs(
-            "sync", actual, expected, self.types, relaxed, ignore=self.ignore, quantized_operations=self.quantized
-        )
+        model = self.model
+        main = model.main
+        types = [main.operands[i].type for i in main.output_indexes]
+        relaxed = model.relax_computation_float32_to_float16
+        return judge_outputs("sync", actual, expected, types, relaxed, ignore=unspecified_outputs(model),
+                             quantized_operations=quantized_operations(model))  # fmt: skip
 
     def check(self, prepared: PreparedModel) -> Breach | None:
         """Run the model prepared directly and judge it against the reference; keep its outputs as the baseline."""
@@ -377,29 +221,23 @@ class ModelRunner:
         if finding is not None:
             return finding
         self.baseline = [np.array(a, copy=True) for a in actual]
-        finding = self._judge(actual, self.expected)
-        if finding is not None and finding.rule.startswith("accuracy.") and not self._reference_is_stable():
+        reference = self.case.reference()
+        finding = self._judge(actual, reference.outputs)
+        live = self.case.materialized()
+        if finding is not None and finding.rule.startswith("accuracy.") and not reference_is_stable(
+            live.model, live.inputs, reference
+        ):
             # A FLOOR, a comparison or a threshold on an edge: no implementation can be judged on these outputs.
             self.ill_conditioned = True
             return None
         return finding
 
-    def _reference_is_stable(self) -> bool:
-        relaxed = self.model.relax_computation_float32_to_float16
-        for perturbation in (1, -1):
-            other = run_model(self.model, self.inputs, perturbation=perturbation)
-            if other.status != ErrorStatus.NONE or other.unspecified or len(other.outputs) != len(self.expected):
-                return False
-            for expected, actual, t in zip(self.expected, other.outputs, self.types):
-                if not compare(expected, actual, t, relaxed, quantized_operations=self.quantized).ok:
-                    return False
-        return True
-
     def behaves(self, prepared: PreparedModel, rule: str) -> Breach | None:
         """A finding of `rule` unless the model prepared from a cache computes what the model saved computes."""
         finding, actual = self._execute(prepared)
         if finding is None:
-            finding = self._judge(actual, self.baseline if self.baseline is not None else self.expected)
+            baseline = self.baseline if self.baseline is not None else self.case.reference().outputs
+            finding = self._judge(actual, baseline)
         if finding is None:
             return None
         title = f"the model prepared from the cache: {finding.title.replace('the reference', 'the model saved')}"
@@ -407,9 +245,7 @@ class ModelRunner:
 
     def close(self) -> None:
         """Release the request's memories and the model's pools."""
-        for memory in self.memories:
-            memory.close()
-        close_model_pools(self.model)
+        self.case.close()
 
 
 def _sync_status(prepared: PreparedModel, request: Request) -> tuple[ErrorStatus, list, object]:
@@ -574,11 +410,8 @@ class CacheTarget:
             extras["other"] = {"model": other.model, "token": other.token.hex()}
         if corruption["kind"] == "save":
             extras["saveToken"] = source.choice(_SAVE_TOKENS).hex()
-        return Case(
+        return mine.case(
             self.name,
-            mine.model,
-            request=mine.request,
-            inputs=mine.inputs,
             execution={"measure": False},
             expect={"kind": corruption["kind"]},
             extras=extras,
@@ -792,6 +625,7 @@ class CacheTarget:
                 return Breach(rule, f"{answered} for a corrupted data cache", why)
             if prepared is not None:
                 # Any status and any outputs will do; only an escaping exception or a hang is a finding.
+                ctx.runner.live_request.rewind()
                 call("executeSynchronously", lambda: _sync_status(prepared, ctx.runner.request))
             return None
         if expect in (RACE, EITHER):
@@ -849,6 +683,7 @@ class CacheTarget:
                 f"prepareModelFromCache answered {status.name} for what a broken save left",
             )
         if finding is None and prepared is not None:
+            ctx.runner.live_request.rewind()
             call("executeSynchronously", lambda: _sync_status(prepared, ctx.runner.request))
         return verdict_of([finding] if finding else [], self.name, expect="save")
 

@@ -2,21 +2,18 @@
 
 A case is a generated model, its input values and a valid request (pool layout, memory kinds, unknown output
 dimensions, deliberately too-small outputs), executed with or without timing measurement, maybe with a deadline
-(already passed, or far away) and the loop timeout the request was generated for. The reference executor, run
-at judging time on the model and inputs rebuilt from the case JSON, prescribes the status, the output shapes and
-the values. `execute_case` is shared with the request target, which expects some paths to reject the request.
+(already passed, or far away) and the loop timeout the request was generated for. The reference result (computed
+once per case: by generation, which travels with the case, or on first need for a case read from JSON) prescribes
+the status, the output shapes and the values. `execute_case` is shared with the request target, which expects some
+paths to reject the request.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-
-from harness import ops
-from harness.case import model_from_json, to_json_values
+from harness.case import Case, Live, LiveRequest
 from harness.gen.model import ModelConfig, generate_model
 from harness.gen.requests import RequestConfig, generate_request
 from harness.gen.source import Source
@@ -31,8 +28,12 @@ from harness.hal import (
     is_tensor_type,
     merge_dimensions,
 )
-from harness.hal.sizes import QUANTIZED_TYPES
-from harness.oracle.accuracy import compare
+from harness.oracle.outputs import (
+    output_producer,
+    quantized_operations,
+    reference_is_stable,
+    unspecified_outputs,
+)
 from harness.oracle.rules import (
     Breach,
     Expectation,
@@ -47,21 +48,17 @@ from harness.oracle.rules import (
 )
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS, ExecutionArgs
-from harness.reference import ReferenceResult, judge_output_sizes, operation_name, run_model, validate_model
+from harness.reference import judge_output_sizes, validate_model
 from harness.reference.validator import validate_fenced_request, validate_request
 from harness.targets._common import (
     DEFAULT_TIMEOUT_S,
-    BuiltRequest,
     Preparation,
-    build_request,
     call,
-    close_model_pools,
     guarded,
-    inputs_from_json,
     prepare,
     supported_operations,
 )
-from harness.targets.base import Case, register_target
+from harness.targets.base import register_target
 
 # A deadline this far away cannot be missed by a small execution: it is judged like no deadline.
 FAR_DEADLINE_NS = 10_000_000_000
@@ -91,28 +88,20 @@ class ExecutionTarget:
                 "deadlineNs": source.choice(self.deadlines),
                 "loopTimeoutNs": request.loop_timeout_ns,
             }
-            return Case(
-                self.name,
-                generated.model_json,
-                request=request.request_json,
-                inputs=inputs_to_json(generated.inputs),
-                execution=execution,
-                expect={"valid": True, "insufficient": sorted(request.insufficient)},
-            )
-        finally:
+        except BaseException:
             generated.close()
+            raise
+        return Case(
+            self.name,
+            request=request.request_json,
+            execution=execution,
+            expect={"valid": True, "insufficient": sorted(request.insufficient)},
+            live=Live(generated.model, generated.inputs, reference=request.expected),
+        )
 
     def run(self, case: Case, device: Device) -> Verdict:
         """Every applicable path (fenced only for fully specified outputs), judged against the reference."""
         return execute_case(self.name, case, device, Plan(paths=self.paths, timeout_s=self.timeout_s))
-
-
-def inputs_to_json(inputs: Sequence[np.ndarray | None]) -> list[dict]:
-    """Input arrays as case.inputs entries."""
-    return [
-        {"noValue": True} if a is None else {"dimensions": list(np.shape(a)), "value": to_json_values(a)}
-        for a in inputs
-    ]
 
 
 @dataclass
@@ -121,14 +110,16 @@ class _Context:
 
     target: str
     case: Case
-    model: Model
-    inputs: list[np.ndarray | None]
+    live: Live
     prepared: PreparedModel
     all_supported: bool
     timeout_s: float
-    reference: ReferenceResult | None = None
     expectation: Expectation | None = None
     extras: dict = field(default_factory=dict)
+
+    @property
+    def model(self) -> Model:
+        return self.live.model
 
     @property
     def measure(self) -> bool:
@@ -161,14 +152,12 @@ def execute_case(target: str, case: Case, device: Device, plan: Plan) -> Verdict
     Paths in `plan.invalid_on` must reject the request; the others must execute it as the reference does. The
     fenced path runs only when it must reject the request or the request's outputs are fully specified.
     """
-    model = model_from_json(case.model)
-    try:
-        return guarded(target, lambda: _execute(target, case, model, device, plan))
-    finally:
-        close_model_pools(model)
+    live = case.materialized()
+    return guarded(target, lambda: _execute(target, case, live, device, plan))
 
 
-def _execute(target: str, case: Case, model: Model, device: Device, plan: Plan) -> Verdict:
+def _execute(target: str, case: Case, live: Live, device: Device, plan: Plan) -> Verdict:
+    model = live.model
     supported, flags = supported_operations(device, model)
     finding = judge_supported_operations(supported, flags, len(model.main.operations))
     prepared = None
@@ -184,22 +173,19 @@ def _execute(target: str, case: Case, model: Model, device: Device, plan: Plan) 
             # The generator built an invalid model: the driver was right to reject it.
             return verdict_of([], target, disputed="built as valid, the reference validator says invalid")
         return verdict_of([finding] if finding else [], target)
-    inputs = inputs_from_json(case.inputs, model)
-    ctx = _Context(target, case, model, inputs, prepared, all(flags), plan.timeout_s)
+    ctx = _Context(target, case, live, prepared, all(flags), plan.timeout_s)
     statuses: dict[str, ErrorStatus] = {}
     # One set of pools serves every path (as a client reuses its memories), put back as built before each.
-    built = build_request(case.request, model, inputs)
-    try:
-        for number, path in enumerate(_paths_for(case, model, plan)):
-            if number:
-                built.reset()
-            findings, status = _run_path(ctx, built, path, rejects=path in plan.invalid_on)
-            if findings:
-                return verdict_of(_accepted_invalid_model(model, supported, flags, p) or findings, target, **ctx.extras)
-            statuses[path] = status
-    finally:
-        built.close()
-    if ctx.reference is not None and ctx.reference.unspecified:
+    built = live.request
+    assert built is not None, "an executed case has a request"
+    for path in _paths_for(case, model, plan):
+        built.rewind()
+        findings, status = _run_path(ctx, built, path, rejects=path in plan.invalid_on)
+        if findings:
+            return verdict_of(_accepted_invalid_model(model, supported, flags, p) or findings, target, **ctx.extras)
+        statuses[path] = status
+    # When the reference cannot prescribe a status, the paths judged valid must at least agree with each other.
+    if ctx.expectation is not None and ctx.expectation.unspecified:
         finding = judge_paths_agree(statuses)
         if finding is not None:
             return verdict_of(_accepted_invalid_model(model, supported, flags, p) or [finding], target, **ctx.extras)
@@ -243,7 +229,7 @@ def _fenced_applies(case: Case, model: Model) -> bool:
     return True
 
 
-def _run_path(ctx: _Context, built: BuiltRequest, path: str, *, rejects: bool) -> tuple[list[Breach], ErrorStatus]:
+def _run_path(ctx: _Context, built: LiveRequest, path: str, *, rejects: bool) -> tuple[list[Breach], ErrorStatus]:
     """Run one path on the request and judge it; (findings, status)."""
     outcome = call(f"{path} execution", PATHS[path], ctx.prepared, built.request, ctx.args())
     if rejects:
@@ -262,13 +248,13 @@ def _validator_rejects(ctx: _Context, request: Request, path: str) -> bool:
     return bool(validate(ctx.model, request))
 
 
-def _judge_valid(ctx: _Context, path: str, outcome: object, built: BuiltRequest) -> list[Breach]:
+def _judge_valid(ctx: _Context, path: str, outcome: object, built: LiveRequest) -> list[Breach]:
     expected = _expectation(ctx, built.request)
     findings = judge_execution(outcome, expected)
     if findings or outcome.status != ErrorStatus.NONE:  # type: ignore[attr-defined]
         return findings
-    reference = ctx.reference
-    if reference is None or reference.unspecified or reference.status != ErrorStatus.NONE:
+    reference = ctx.case.reference()
+    if reference.unspecified or reference.status != ErrorStatus.NONE:
         return []
     if expected.status != ErrorStatus.NONE:
         return []  # NONE accepted because of a deadline or loop timeout: the outputs may not be complete
@@ -284,7 +270,12 @@ def _judge_valid(ctx: _Context, path: str, outcome: object, built: BuiltRequest)
         ignore=unspecified_outputs(ctx.model),
         quantized_operations=quantized_operations(ctx.model),
     )
-    if finding is not None and finding.rule.startswith("accuracy.") and not _reference_is_stable(ctx, types, relaxed):
+    loop_timeout = ctx.case.execution.get("loopTimeoutNs")
+    if (
+        finding is not None
+        and finding.rule.startswith("accuracy.")
+        and not reference_is_stable(ctx.model, ctx.live.inputs, reference, loop_timeout)
+    ):
         # The reference itself jumps under perturbations far below any tolerance (a FLOOR, a comparison or a
         # threshold sits on an edge): no implementation can be judged on these outputs.
         ctx.extras["ill_conditioned"] = finding.title
@@ -294,47 +285,13 @@ def _judge_valid(ctx: _Context, path: str, outcome: object, built: BuiltRequest)
     return [finding] if finding else []
 
 
-def output_producer(model: Model, position: int) -> str:
-    """The type name of the operation of main that writes main output `position` ("" if none does)."""
-    main = model.main
-    if not 0 <= position < len(main.output_indexes):
-        return ""
-    index = main.output_indexes[position]
-    for op in main.operations:
-        if index in op.outputs:
-            return operation_name(op.type)
-    return ""
-
-
-# The stability check nudges every float result by one epsilon of its type (about an ULP): the per-step
-# difference any correct implementation may have, well inside the O2 tolerances of a single step.
-_PERTURBATION = 1
-
-
-def _reference_is_stable(ctx: _Context, types: list[int], relaxed: bool) -> bool:
-    """True when nudging every float result of every operation leaves the reference's outputs within tolerance."""
-    base = ctx.reference
-    assert base is not None
-    steps = quantized_operations(ctx.model)
-    loop_timeout = ctx.case.execution.get("loopTimeoutNs")
-    for perturbation in (_PERTURBATION, -_PERTURBATION):
-        other = run_model(ctx.model, ctx.inputs, loop_timeout_ns=loop_timeout, perturbation=perturbation)
-        if other.status != base.status or other.unspecified or len(other.outputs) != len(base.outputs):
-            return False
-        for expected, actual, t in zip(base.outputs, other.outputs, types):
-            if not compare(expected, actual, t, relaxed, quantized_operations=steps).ok:
-                return False
-    return True
-
-
 def _expectation(ctx: _Context, request: Request) -> Expectation:
     """The oracle's expectation for this case (computed once; the reference runs lazily)."""
     if ctx.expectation is not None:
         return ctx.expectation
     execution = ctx.case.execution
     loop_timeout = execution.get("loopTimeoutNs")
-    reference = run_model(ctx.model, ctx.inputs, loop_timeout_ns=loop_timeout)
-    ctx.reference = reference
+    reference = ctx.case.reference()
     deadline_ns = execution.get("deadlineNs")
     timing_dependent = (deadline_ns is not None and 0 < deadline_ns < FAR_DEADLINE_NS) or (
         loop_timeout is not None and _has_while(ctx.model)
@@ -358,33 +315,12 @@ def _expectation(ctx: _Context, request: Request) -> Expectation:
     return ctx.expectation
 
 
-def unspecified_outputs(model: Model) -> set[int]:
-    """Positions of main outputs whose values the HAL leaves to the implementation (catalogue hint), directly or
-    through any operation that consumes such a value."""
-    main = model.main
-    open_values: set[int] = set()
-    for op in main.operations:
-        if any(i in open_values for i in op.inputs):
-            open_values.update(op.outputs)
-            continue
-        spec = ops.get(op.type)
-        if spec is not None:
-            open_values.update(op.outputs[k] for k in spec.hints.get("unspecified_outputs", ()) if k < len(op.outputs))
-    return {position for position, index in enumerate(main.output_indexes) if index in open_values}
-
-
-def quantized_operations(model: Model) -> int:
-    """Operations of every subgraph that write a quantized tensor (each rounds once: random-graph criterion)."""
-    quantized = 0
-    for graph in (model.main, *model.referenced):
-        for op in graph.operations:
-            if any(graph.operands[i].type in QUANTIZED_TYPES for i in op.outputs):
-                quantized += 1
-    return quantized
-
-
 def _has_while(model: Model) -> bool:
     return any(op.type == OperationType.WHILE for g in (model.main, *model.referenced) for op in g.operations)
 
 
 TARGET = register_target(ExecutionTarget())
+
+# Where the memory-domain target still looks for them while it moves to harness.oracle and harness.case.
+from harness.case import inputs_to_json  # noqa: E402, F401, I001
+

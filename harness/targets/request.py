@@ -10,17 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.case import Case, Live, build_request, request_to_json
 from harness.gen.model import ModelConfig, generate_model
 from harness.gen.mutations import Mutation, apply_random
-from harness.gen.requests import RequestConfig, generate_request, materialize_request
+from harness.gen.requests import RequestConfig, generate_request
 from harness.gen.source import GenerationRejected, Source
 from harness.hal import Device, Model, Request
 from harness.hal.memory import Memory
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS
-from harness.targets._common import DEFAULT_TIMEOUT_S, request_to_json
-from harness.targets.base import Case, register_target
-from harness.targets.execution import Plan, execute_case, inputs_to_json
+from harness.targets._common import DEFAULT_TIMEOUT_S
+from harness.targets.base import register_target
+from harness.targets.execution import Plan, execute_case
 
 # How often (out of 4) decode breaks the request for every path or for the fenced path only.
 DEFAULT_KINDS = ("request", "request", "request", "fenced_request")
@@ -42,9 +43,11 @@ class RequestTarget:
         generated = generate_model(source, self.model_config)
         try:
             generated_request = generate_request(source, generated, self.request_config)
-            request, owned, _ = materialize_request(generated_request.request_json, generated.model, generated.inputs)
+            # The mutations work on a live request; the case keeps the JSON of the broken one.
+            valid = build_request(generated_request.request_json, generated.model, generated.inputs)
+            owned = list(valid.memories)
             try:
-                kind, mutation, mutated = self._mutate(source, generated.model, request)
+                kind, mutation, mutated = self._mutate(source, generated.model, valid.request)
                 # Pools a mutation created (a shrunk pool) are ours to close; the model's own pools are not.
                 owned += [
                     p for p in mutated.pools if isinstance(p, Memory) and all(p is not q for q in generated.model.pools)
@@ -53,16 +56,17 @@ class RequestTarget:
             finally:
                 for memory in owned:
                     memory.close()
-            return Case(
-                self.name,
-                generated.model_json,
-                request=request_json,
-                inputs=inputs_to_json(generated.inputs),
-                execution={"measure": source.boolean(), "deadlineNs": None, "loopTimeoutNs": None},
-                expect={"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v},
-            )
-        finally:
+            execution = {"measure": source.boolean(), "deadlineNs": None, "loopTimeoutNs": None}
+        except BaseException:
             generated.close()
+            raise
+        return Case(
+            self.name,
+            request=request_json,
+            execution=execution,
+            expect={"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v},
+            live=Live(generated.model, generated.inputs, reference=generated_request.expected),
+        )
 
     def _mutate(self, source: Source, model: Model, request: Request) -> tuple[str, Mutation, Request]:
         kind = source.choice(self.kinds)

@@ -8,11 +8,10 @@ leave the model valid is never reported as a driver failure.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field, replace
 
-from harness.case import model_from_json, model_to_json, pools_from_json
-from harness.gen.model import GeneratedModel, ModelConfig, generate_model
+from harness.case import Case, Live, close_model_pools, model_to_json, pools_from_json
+from harness.gen.model import ModelConfig, generate_model
 from harness.gen.mutations import apply_random
 from harness.gen.source import Source
 from harness.hal import Device, Model, OperandLifeTime
@@ -30,12 +29,11 @@ from harness.targets._common import (
     DEFAULT_PREFERENCE,
     DEFAULT_PRIORITY,
     DEFAULT_TIMEOUT_S,
-    close_model_pools,
     guarded,
     prepare,
     supported_operations,
 )
-from harness.targets.base import Case, DeferredJSON, register_target
+from harness.targets.base import register_target
 
 # How often (out of 8) decode leaves the model valid, mutates the model, or mutates the preparation arguments.
 DEFAULT_KINDS = ("valid", "valid", "model", "model", "model", "model", "model", "preparation")
@@ -55,21 +53,14 @@ class ValidationTarget:
         generated = generate_model(source, self.config)
         kind = source.choice(self.kinds)
         execution = {"preference": DEFAULT_PREFERENCE, "priority": DEFAULT_PRIORITY}
-        # The JSON is made when the case is read (run never reads it), from what generation and the mutation made;
-        # the driver only reads the model it is handed (over the real HAL it gets a copy).
-        model_json: dict | DeferredJSON = DeferredJSON(lambda: generated.model_json)
         if kind == "valid":
-            case = Case(self.name, model_json, execution=execution, expect={"valid": True})
-            return case.attach_model(generated.model)
+            return Case(self.name, execution=execution, expect={"valid": True}, live=Live(generated.model))
         if kind == "model":
             mutation, model = apply_random("model", generated.model, source)
-            if _pools_as_generated(generated.model, model):
-                model_json = DeferredJSON(functools.partial(_mutated_json, generated, model))
-            else:
-                # Bytes the mutation left unreferenced would survive in the old pools but not in the JSON.
-                model_json = model_to_json(model, like=(generated.model, generated.model_json))
-                old = model
-                model = replace(old, pools=pools_from_json(model_json))
+            if _reference_regions(model) != _reference_regions(generated.model):
+                # The mutation moved constants in the pools: what runs is what the JSON replays, made from pools that
+                # hold exactly the values the JSON gives (the old ones also hold bytes no operand refers to now).
+                old, model = model, replace(model, pools=pools_from_json(model_to_json(model)))
                 close_model_pools(old)
                 generated.close()
         else:
@@ -77,15 +68,12 @@ class ValidationTarget:
             execution.update(_preparation_arguments(arguments))
             model = generated.model
         expect = {"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v}
-        return Case(self.name, model_json, execution=execution, expect=expect).attach_model(model)
+        return Case(self.name, execution=execution, expect=expect, live=Live(model))
 
     def run(self, case: Case, device: Device) -> Verdict:
         """getSupportedOperations and prepareModel on the case's model, judged against its expectation."""
-        model = case.take_model() or model_from_json(case.model)
-        try:
-            return guarded(self.name, lambda: self._judge(case, model, device))
-        finally:
-            close_model_pools(model)
+        model = case.materialized().model
+        return guarded(self.name, lambda: self._judge(case, model, device))
 
     def _judge(self, case: Case, model: Model, device: Device) -> Verdict:
         preference = int(case.execution.get("preference", DEFAULT_PREFERENCE))
@@ -129,36 +117,11 @@ def _validator_kind(model: Model, preference: int, priority: int) -> str | None:
     return None
 
 
-def _mutated_json(generated: GeneratedModel, mutated: Model) -> dict:
-    """The JSON of a mutation of `generated` that kept its pools, on new pools of the same content.
-
-    The case's run closes the pools it was given, and the JSON may be made after it: the values the mutated model
-    refers to are read from new pools, made as the generated ones were (mutations never write into pools).
-    """
-    pools = generated.new_pools()
-    try:
-        original = replace(generated.model, pools=pools)
-        return model_to_json(replace(mutated, pools=list(pools)), like=(original, generated.model_json))
-    finally:
-        for pool in pools:
-            pool.close()
-
-
-def _pools_as_generated(original: Model, mutated: Model) -> bool:
-    """True when the mutated model has the generated pools and refers to the same regions of them.
-
-    The generated pools hold exactly the values their CONSTANT_REFERENCE operands refer to (zeros elsewhere), as
-    the pools model_from_json builds; mutations never write into pools, so the same regions mean the same pools.
-    """
-    if len(original.pools) != len(mutated.pools) or any(p is not q for p, q in zip(original.pools, mutated.pools)):
-        return False
-    return _reference_regions(original) == _reference_regions(mutated)
-
-
-def _reference_regions(model: Model) -> set[tuple[int, int, int]]:
-    """(pool, offset, length) of every CONSTANT_REFERENCE operand."""
+def _reference_regions(model: Model) -> set[tuple[int, int, int, int]]:
+    """(pool identity, pool, offset, length) of every CONSTANT_REFERENCE operand."""
     return {
-        (o.location.pool_index, o.location.offset, o.location.length)
+        (id(model.pools[o.location.pool_index]) if 0 <= o.location.pool_index < len(model.pools) else -1,
+         o.location.pool_index, o.location.offset, o.location.length)  # fmt: skip
         for graph in (model.main, *model.referenced)
         for o in graph.operands
         if o.lifetime == OperandLifeTime.CONSTANT_REFERENCE

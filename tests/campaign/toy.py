@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from harness.case import Case
 from harness.oracle.verdict import SUCCESS, Outcome, Verdict, define_rule
-from harness.targets.base import Case
 from tests.runner.bad_drivers import StubDevice
 
 SUM_RULE = define_rule("toy.sum_matches", "the toy driver's sum equals the sum of the values")

@@ -8,15 +8,9 @@ import struct
 import numpy as np
 import pytest
 
-from harness.case.values import constant_value, normalize_values, pack, to_json_values, unpack
+from harness.case.values import normalize_values, pack, to_json_values, unpack
 from harness.hal import (
-    DataLocation,
-    Model,
-    Operand,
-    OperandLifeTime,
     OperandType,
-    Subgraph,
-    create_ashmem,
 )
 
 T = OperandType
@@ -110,42 +104,3 @@ def test_json_values_read_back_to_the_same_bits():
 def test_normalize_values_rounds_to_the_type():
     assert normalize_values([0.1], T.TENSOR_FLOAT16) == [0.1]
     assert normalize_values([1.00001], T.TENSOR_FLOAT16) == [1.0]
-
-
-def _subgraph_with(operand: Operand) -> Subgraph:
-    return Subgraph(operands=[operand], input_indexes=[], output_indexes=[])
-
-
-def test_constant_value_reads_operand_values():
-    operand = Operand(
-        type=T.TENSOR_INT32,
-        dimensions=[2],
-        lifetime=OperandLifeTime.CONSTANT_COPY,
-        location=DataLocation(0, 4, 8),
-    )
-    model = Model(main=_subgraph_with(operand), operand_values=b"\xee" * 4 + struct.pack("<2i", 7, -8))
-    assert constant_value(model, model.main, 0).tolist() == [7, -8]
-
-
-def test_constant_value_reads_a_pool():
-    pool = create_ashmem(64)
-    pool.write(10, struct.pack("<f", 1.5))
-    operand = Operand(type=T.FLOAT32, lifetime=OperandLifeTime.CONSTANT_REFERENCE, location=DataLocation(0, 10, 4))
-    model = Model(main=_subgraph_with(operand), pools=[pool])
-    assert float(constant_value(model, model.main, 0)) == 1.5
-
-
-@pytest.mark.parametrize(
-    ("lifetime", "location"),
-    [
-        (OperandLifeTime.CONSTANT_COPY, DataLocation(0, 4, 4)),  # past the end of operandValues
-        (OperandLifeTime.CONSTANT_COPY, DataLocation(0, 0, 2)),  # length is not the operand's size
-        (OperandLifeTime.CONSTANT_REFERENCE, DataLocation(1, 0, 4)),  # no such pool
-        (OperandLifeTime.TEMPORARY_VARIABLE, DataLocation(0, 0, 4)),  # not a constant
-    ],
-)
-def test_constant_value_is_none_when_the_location_points_nowhere(lifetime, location):
-    operand = Operand(type=T.INT32, lifetime=lifetime, location=location)
-    model = Model(main=_subgraph_with(operand), operand_values=b"\x01\x00\x00\x00")
-    assert constant_value(model, model.main, 0) is None
-    assert constant_value(model, model.main, 5) is None

@@ -6,8 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from harness.case import simple_request
 from harness.hal import ErrorStatus, MeasureTiming
-from harness.requests import build_request
 from tests.driver.conftest import prepared
 from tests.driver.models import add_then_mul_model
 
@@ -16,7 +16,7 @@ RUNS_PER_THREAD = 25
 
 
 def _execute(pm, model, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    with build_request(model, [a, b], [a.nbytes, a.nbytes]) as rb:
+    with simple_request(model, [a, b], [a.nbytes, a.nbytes]) as rb:
         status, shapes, _ = pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)
         assert status == ErrorStatus.NONE
         return rb.read_output(0, shapes[0].dimensions), rb.read_output(1, shapes[1].dimensions)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from driver_under_test import create_device
+from harness.case import simple_request
 from harness.hal import (
     NO_TIMING,
     DataLocation,
@@ -22,7 +23,6 @@ from harness.hal import (
 from harness.hal.fence import FenceState, SyncFence
 from harness.hal.memory import create_ashmem, create_hardware_buffer, create_mmap_fd
 from harness.paths import ExecutionArgs
-from harness.requests import build_request
 from tests.driver.conftest import f32, prepare, prepared
 from tests.driver.models import add_constant_model, add_model, add_then_mul_model, counting_while_model
 
@@ -129,7 +129,7 @@ def test_unknown_output_dimensions_are_reported(device, path) -> None:
     model = add_model(out_dims=[0, 0])
     pm = prepared(device, model)
     # A fenced execution needs fully specified outputs (V37): there the request supplies them.
-    with build_request(model, [A, B], [16], output_dims=[[2, 2]] if name == "fenced" else None) as rb:
+    with simple_request(model, [A, B], [16], output_dims=[[2, 2]] if name == "fenced" else None) as rb:
         outcome = run(pm, rb.request, ExecutionArgs())
         assert outcome.status == ErrorStatus.NONE
         if outcome.path != "fenced":
@@ -140,7 +140,7 @@ def test_unknown_output_dimensions_are_reported(device, path) -> None:
 def test_outputs_are_row_major_without_padding(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         assert run(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
         raw = rb.memories[1].read(0, 16)
         assert raw == np.array([11, 22, 33, 44], dtype="<f4").tobytes()
@@ -150,7 +150,7 @@ def test_temporaries_feed_later_operations(device, path) -> None:
     _, run = path
     model = add_then_mul_model()
     pm = prepared(device, model)
-    with build_request(model, [A, B], [16, 16], output_dims=[[2, 2], [2, 2]]) as rb:
+    with simple_request(model, [A, B], [16, 16], output_dims=[[2, 2], [2, 2]]) as rb:
         assert run(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
         np.testing.assert_array_equal(rb.read_output(0, [2, 2]), SUM)
         np.testing.assert_array_equal(rb.read_output(1, [2, 2]), f32([[110, 440], [990, 1760]]))
@@ -159,7 +159,7 @@ def test_temporaries_feed_later_operations(device, path) -> None:
 def test_several_prepared_models_live_side_by_side(device) -> None:
     m1, m2 = add_model(), add_then_mul_model()
     pm1, pm2 = prepared(device, m1), prepared(device, m2)
-    with build_request(m1, [A, B], [16]) as r1, build_request(m2, [B, A], [16, 16]) as r2:
+    with simple_request(m1, [A, B], [16]) as r1, simple_request(m2, [B, A], [16, 16]) as r2:
         assert pm1.execute_synchronously(r1.request, MeasureTiming.NO, None, None)[0] == ErrorStatus.NONE
         assert pm2.execute_synchronously(r2.request, MeasureTiming.NO, None, None)[0] == ErrorStatus.NONE
         np.testing.assert_array_equal(r1.read_output(0, [2, 2]), SUM)
@@ -171,7 +171,7 @@ def test_a_too_small_output_marks_exactly_that_output(device, path) -> None:
     name, run = path
     model = add_then_mul_model()
     pm = prepared(device, model)
-    with build_request(model, [A, B], [16, 8]) as rb:
+    with simple_request(model, [A, B], [16, 8]) as rb:
         outcome = run(pm, rb.request, ExecutionArgs())
     if name == "fenced":
         # A fenced execution needs fully specified outputs, which output 1 is not.
@@ -191,7 +191,7 @@ def test_every_path_computes_the_same_result(device) -> None:
     pm = prepared(device, add_model())
     results = {}
     for name, run in PATHS.items():
-        with build_request(add_model(), [A, B], [16]) as rb:
+        with simple_request(add_model(), [A, B], [16]) as rb:
             assert run(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
             results[name] = rb.read_output(0, [2, 2])
     for value in results.values():
@@ -201,7 +201,7 @@ def test_every_path_computes_the_same_result(device) -> None:
 def test_fenced_execution_waits_for_its_fences(device) -> None:
     pm = prepared(device, add_model())
     gate = SyncFence.create()
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         status, done, callback = pm.execute_fenced(rb.request, [gate], MeasureTiming.YES, None, None, None)
         assert status == ErrorStatus.NONE
         time.sleep(0.05)
@@ -222,7 +222,7 @@ def test_a_fence_in_an_error_state_is_invalid(device) -> None:
     pm = prepared(device, add_model())
     bad = SyncFence.create()
     bad.set_error()
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         assert pm.execute_fenced(rb.request, [bad], MeasureTiming.NO, None, None, None) == (
             ErrorStatus.INVALID_ARGUMENT,
             None,
@@ -234,7 +234,7 @@ def test_a_fence_in_an_error_state_is_invalid(device) -> None:
 def test_a_fence_that_fails_while_waited_on_fails_the_execution(device) -> None:
     pm = prepared(device, add_model())
     gate = SyncFence.create()
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         status, done, callback = pm.execute_fenced(rb.request, [gate], MeasureTiming.NO, None, None, None)
         gate.set_error()
         assert done.wait(10) == FenceState.ERROR
@@ -248,7 +248,7 @@ def test_a_fence_that_fails_while_waited_on_fails_the_execution(device) -> None:
 def test_timing_is_reported_only_when_measured(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         unmeasured = run(pm, rb.request, ExecutionArgs(measure=MeasureTiming.NO))
         measured = run(pm, rb.request, ExecutionArgs(measure=MeasureTiming.YES))
     assert unmeasured.timing.time_on_device == unmeasured.timing.time_in_driver == NO_TIMING
@@ -263,7 +263,7 @@ def test_while_runs_its_body_until_the_condition_fails(device, path) -> None:
     _, run = path
     model = counting_while_model()
     pm = prepared(device, model)
-    with build_request(model, [f32([0]), f32([5])], [4]) as rb:
+    with simple_request(model, [f32([0]), f32([5])], [4]) as rb:
         assert run(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
         np.testing.assert_array_equal(rb.read_output(0, [1]), f32([5]))
 
@@ -272,7 +272,7 @@ def test_a_loop_past_its_timeout_misses_the_deadline(device, path) -> None:
     _, run = path
     model = counting_while_model()
     pm = prepared(device, model)
-    with build_request(model, [f32([0]), f32([1e9])], [4]) as rb:
+    with simple_request(model, [f32([0]), f32([1e9])], [4]) as rb:
         outcome = run(pm, rb.request, ExecutionArgs(loop_timeout=20_000_000))
     assert outcome.status in MISSED and outcome.output_shapes == []
 
@@ -288,7 +288,7 @@ def test_a_passed_deadline_is_missed_on_preparation(device) -> None:
 def test_a_passed_deadline_is_missed_on_execution(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         outcome = run(pm, rb.request, ExecutionArgs(deadline=time.monotonic_ns() - 1))
     assert outcome.status in MISSED and outcome.output_shapes == []
     assert outcome.timing.time_in_driver == NO_TIMING
@@ -298,7 +298,7 @@ def test_an_unlimited_deadline_behaves_as_none(device, path) -> None:
     _, run = path
     launch, status, pm = prepare(device, add_model(), deadline=2**64 - 1)
     assert (launch, status) == (ErrorStatus.NONE, ErrorStatus.NONE)
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         assert run(pm, rb.request, ExecutionArgs(deadline=2**64 - 1)).status == ErrorStatus.NONE
 
 
@@ -314,7 +314,7 @@ def test_relaxed_models_compute_within_float16_precision(device) -> None:
     model = add_model(relaxed=True)
     pm = prepared(device, model)
     a, b = f32([[1.0009765625, 2], [3, 4]]), f32([[1e-4, 0], [0, 0]])
-    with build_request(model, [a, b], [16]) as rb:
+    with simple_request(model, [a, b], [16]) as rb:
         assert pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)[0] == ErrorStatus.NONE
         np.testing.assert_allclose(rb.read_output(0, [2, 2]), a + b, rtol=5 * 0.0009765625, atol=5 * 0.0009765625)
 
@@ -330,7 +330,7 @@ def test_constant_references_are_read_from_pools(device, factory) -> None:
     model = add_constant_model(pool, 12, B)
     pm = prepared(device, model)
     pool.write(12, bytes(16))  # a prepared model keeps the values it was compiled with
-    with build_request(model, [A], [16]) as rb:
+    with simple_request(model, [A], [16]) as rb:
         assert pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)[0] == ErrorStatus.NONE
         np.testing.assert_array_equal(rb.read_output(0, [2, 2]), SUM)
     pool.close()
@@ -340,7 +340,7 @@ def test_constant_references_are_read_from_pools(device, factory) -> None:
 def test_every_required_memory_kind_works_for_execution(device, path, kind) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16], kind=kind) as rb:
+    with simple_request(add_model(), [A, B], [16], kind=kind) as rb:
         assert run(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
         np.testing.assert_array_equal(rb.read_output(0, [2, 2]), SUM)
 
@@ -353,7 +353,7 @@ def _with_output_pool(rb, memory):
 def test_a_decodable_hardware_buffer_works_for_execution(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         _with_output_pool(rb, create_hardware_buffer(width=2, height=2))
         assert run(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
         np.testing.assert_array_equal(rb.read_output(0, [2, 2]), SUM)
@@ -362,7 +362,7 @@ def test_a_decodable_hardware_buffer_works_for_execution(device, path) -> None:
 def test_an_undecodable_hardware_buffer_fails_the_execution(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         _with_output_pool(rb, create_hardware_buffer(width=2, height=2, decodable=False))
         outcome = run(pm, rb.request, ExecutionArgs())
     assert_failed_cleanly(outcome, ErrorStatus.GENERAL_FAILURE)
@@ -372,7 +372,7 @@ def test_a_memory_kind_the_device_refuses_fails_the_execution(path) -> None:
     _, run = path
     device = create_device(faults=[], execution_memory_kinds=("ashmem",))
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16], kind="mmap_fd") as rb:
+    with simple_request(add_model(), [A, B], [16], kind="mmap_fd") as rb:
         assert_failed_cleanly(run(pm, rb.request, ExecutionArgs()), ErrorStatus.GENERAL_FAILURE)
 
 
@@ -386,7 +386,7 @@ def test_a_constant_in_a_hardware_buffer_fails_preparation(device) -> None:
 def test_a_location_past_the_pool_end_is_invalid(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         rb.request.outputs[0].location = DataLocation(1, rb.memories[1].size - 8, 16)
         assert_failed_cleanly(run(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
 
@@ -394,7 +394,7 @@ def test_a_location_past_the_pool_end_is_invalid(device, path) -> None:
 def test_an_output_overlapping_an_input_is_invalid(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         rb.request.outputs[0].location = DataLocation(0, 8, 16)
         assert_failed_cleanly(run(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
 
@@ -405,7 +405,7 @@ def test_an_output_overlapping_an_input_is_invalid(device, path) -> None:
 def test_a_pool_claiming_more_than_its_file_holds_is_refused(device, path) -> None:
     _, run = path
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         rb.memories[1].size = 1 << 40  # the handle lies about its size
         assert_failed_cleanly(run(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from driver_under_test import CATALOGUE, create_device
+from harness.case import simple_request
 from harness.hal import NO_TIMING, ErrorStatus, MeasureTiming
-from harness.requests import build_request
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model, add_then_mul_model
 
@@ -15,7 +15,7 @@ A = f32([[1, 2], [3, 4]])
 
 def _sync(device, model, sizes, **kw):
     pm = prepared(device, model)
-    with build_request(model, [A, A], sizes) as rb:
+    with simple_request(model, [A, A], sizes) as rb:
         return pm.execute_synchronously(rb.request, kw.get("measure", MeasureTiming.NO), None, None)
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.case import model_from_json
+from harness.case import model_from_json, simple_request
 from harness.hal import ErrorStatus, MeasureTiming
-from harness.requests import build_request
 from tests.driver.conftest import prepare, prepared
 from tests.driver.models import counting_while_model
 
@@ -40,7 +39,7 @@ def test_heatmap_keypoints_scale_with_boxes_smaller_than_one(device) -> None:
     heat = np.array([0.0, -0.197, -0.197, -0.316], dtype=np.float32).reshape(1, 2, 2, 1)
     box = np.array([[0.0, 0.0, 0.5, 0.5]], dtype=np.float32)
     pm = prepared(device, model)
-    with build_request(model, [heat, box], [4, 8]) as rb:
+    with simple_request(model, [heat, box], [4, 8]) as rb:
         assert pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)[0] == ErrorStatus.NONE
         np.testing.assert_allclose(rb.read_output(0, [1, 1]), [[0.0]], atol=1e-6)
         np.testing.assert_allclose(rb.read_output(1, [1, 1, 2]), [[[0.125, 0.125]]], atol=1e-6)
@@ -124,7 +123,7 @@ def test_a_shrunk_strided_slice_axis_must_select_exactly_one_element(device, beg
     x = np.arange(8, dtype=np.float32).reshape(4, 2)
     model = model_from_json(_shrinking_slice(begin, end, stride))
     pm = prepared(device, model)
-    with build_request(model, [x], [8]) as rb:
+    with simple_request(model, [x], [8]) as rb:
         status, shapes, _ = pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)
         if row is None:
             assert status in (ErrorStatus.INVALID_ARGUMENT, ErrorStatus.GENERAL_FAILURE) and not shapes

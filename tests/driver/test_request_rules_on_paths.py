@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
+from harness.case import LiveRequest, simple_request
 from harness.hal import DataLocation, ErrorStatus, Model, RequestArgument
 from harness.paths import ExecutionArgs
-from harness.requests import RequestBuffers, build_request
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model, add_then_mul_model
 from tests.driver.test_execution_contract import assert_failed_cleanly
@@ -16,45 +16,45 @@ from tests.driver.test_execution_contract import assert_failed_cleanly
 A = f32([[1, 2], [3, 4]])
 
 
-def _drop_input(rb: RequestBuffers) -> None:
+def _drop_input(rb: LiveRequest) -> None:
     rb.request.inputs.pop()
 
 
-def _extra_output(rb: RequestBuffers) -> None:
+def _extra_output(rb: LiveRequest) -> None:
     rb.request.outputs.append(RequestArgument(False, DataLocation(1, 0, 16), []))
 
 
-def _outside_pool(rb: RequestBuffers) -> None:
+def _outside_pool(rb: LiveRequest) -> None:
     rb.request.inputs[0].location = DataLocation(0, rb.memories[0].size, 16)
 
 
-def _conflicting_dims(rb: RequestBuffers) -> None:
+def _conflicting_dims(rb: LiveRequest) -> None:
     rb.request.inputs[0].dimensions = [4, 1]
 
 
-def _overlapping_outputs(rb: RequestBuffers) -> None:
+def _overlapping_outputs(rb: LiveRequest) -> None:
     rb.request.outputs[1].location = DataLocation(1, 8, 16)
 
 
-def _pool_index_out_of_range(rb: RequestBuffers) -> None:
+def _pool_index_out_of_range(rb: LiveRequest) -> None:
     rb.request.inputs[1].location = DataLocation(7, 0, 16)
 
 
-def _no_value_with_location(rb: RequestBuffers) -> None:
+def _no_value_with_location(rb: LiveRequest) -> None:
     rb.request.inputs[0].has_no_value = True
 
 
-def _no_value_with_dimensions(rb: RequestBuffers) -> None:
+def _no_value_with_dimensions(rb: LiveRequest) -> None:
     rb.request.inputs[0] = RequestArgument(True, DataLocation(), [2, 2])
 
 
-def _length_not_the_input_size(rb: RequestBuffers) -> None:
+def _length_not_the_input_size(rb: LiveRequest) -> None:
     loc = rb.request.inputs[0].location
     rb.request.inputs[0].location = DataLocation(loc.pool_index, loc.offset, loc.length - 4)
 
 
 # rule -> (model builder, mutation); every model has two inputs and the request is valid before mutation.
-RULES: dict[str, tuple[Callable[[], Model], Callable[[RequestBuffers], None]]] = {
+RULES: dict[str, tuple[Callable[[], Model], Callable[[LiveRequest], None]]] = {
     "V30-input-removed": (add_model, _drop_input),
     "V30-output-added": (add_model, _extra_output),
     "V31-location-outside-pool": (add_model, _outside_pool),
@@ -67,9 +67,9 @@ RULES: dict[str, tuple[Callable[[], Model], Callable[[RequestBuffers], None]]] =
 }
 
 
-def _request(model: Model) -> RequestBuffers:
+def _request(model: Model) -> LiveRequest:
     outputs = len(model.main.output_indexes)
-    return build_request(model, [A, A], [16] * outputs, output_dims=[[2, 2]] * outputs)
+    return simple_request(model, [A, A], [16] * outputs, output_dims=[[2, 2]] * outputs)
 
 
 @pytest.mark.parametrize("rule", sorted(RULES))
@@ -88,7 +88,7 @@ def test_v33_an_input_left_with_unknown_dimensions_is_rejected(device, path) -> 
     _, run = path
     model = add_model(dims=[0, 2], out_dims=[0, 2])
     pm = prepared(device, model)
-    with build_request(model, [A, A], [16], output_dims=[[2, 2]]) as rb:
+    with simple_request(model, [A, A], [16], output_dims=[[2, 2]]) as rb:
         assert run(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
         rb.request.inputs[0].dimensions = []
         assert_failed_cleanly(run(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
@@ -99,7 +99,7 @@ def test_v37_fenced_execution_needs_fully_specified_outputs(device) -> None:
 
     model = add_model(out_dims=[0, 0])
     pm = prepared(device, model)
-    with build_request(model, [A, A], [16]) as rb:
+    with simple_request(model, [A, A], [16]) as rb:
         assert run_synchronous(pm, rb.request, ExecutionArgs()).status == ErrorStatus.NONE
         assert_failed_cleanly(run_fenced(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
         rb.request.outputs[0].dimensions = [2, 2]
@@ -111,7 +111,7 @@ def test_v37_fenced_execution_refuses_zero_sized_outputs(device) -> None:
 
     model = add_model(out_dims=[0, 2])
     pm = prepared(device, model)
-    with build_request(model, [A, A], [16]) as rb:
+    with simple_request(model, [A, A], [16]) as rb:
         rb.request.outputs[0].dimensions = [0, 2]
         assert_failed_cleanly(run_fenced(pm, rb.request, ExecutionArgs()), ErrorStatus.INVALID_ARGUMENT)
 

@@ -1,5 +1,5 @@
-"""Properties of generate_request and materialize_request: valid layouts over real pools, exactly the recorded
-outputs too small, inputs in place, every memory kind and layout feature, nothing left open on errors."""
+"""Properties of generate_request: valid layouts over real pools, exactly the recorded outputs too small, inputs in
+place, every memory kind and layout feature (built into live requests by harness.case.build_request)."""
 
 from __future__ import annotations
 
@@ -10,19 +10,24 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from harness.case import build_request
 from harness.gen import (
     GenerationRejected,
     RandomSource,
     RequestConfig,
     generate_model,
     generate_request,
-    materialize_request,
 )
-from harness.gen import requests as requests_module
 from harness.hal import ErrorStatus, element_size, numpy_dtype
 from harness.hal.memory import MemoryKind
 from harness.reference import judge_output_sizes, run_model, validate_fenced_request, validate_request
 from harness.strategies import models_with_requests
+
+
+def materialize_request(request_json: dict, model, inputs):
+    """(hal.Request, its memories, its output reader) of a generated request."""
+    built = build_request(request_json, model, inputs)
+    return built.request, built.memories, built.read_outputs
 
 SEEDS = range(300)
 
@@ -189,23 +194,6 @@ def _fully_specified(dims: list[int]) -> bool:
     return bool(dims) and 0 not in dims
 
 
-def test_materialize_closes_pools_on_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    generated = generate_model(RandomSource(1))
-    request = generate_request(RandomSource(2), generated)
-    created = []
-    real = requests_module.pool_from_json
-
-    def recording(desc: dict):
-        memory = real(desc)
-        created.append(memory)
-        return memory
-
-    monkeypatch.setattr(requests_module, "pool_from_json", recording)
-    broken = dict(request.request_json)
-    broken["pools"] = [*request.request_json["pools"], {"kind": "no such kind", "size": 8}]
-    with pytest.raises(ValueError):
-        materialize_request(broken, generated.model, generated.inputs)
-    assert created and all(memory.closed for memory in created)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -6,16 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.case import model_from_json
-from harness.case.values import constant_value
+from harness.case import close_model_pools, model_from_json
 from harness.gen.model import generate_model
 from harness.gen.sources import RandomSource
 from harness.hal import DataLocation, Model, Operand, Subgraph
 from harness.hal import OperandLifeTime as L
 from harness.hal import OperandType as T
 from harness.hal.memory import create_ashmem
+from harness.hal.values import constant_value
 from harness.reference.executor import _plain_constant
-from harness.targets import close_model_pools
 
 
 def _same_array(a: np.ndarray, b: np.ndarray) -> None:

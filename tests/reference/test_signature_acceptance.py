@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import harness.ops
-from harness.case import model_from_json
+from harness.case import close_model_pools, model_from_json
 from harness.hal import Operand, OperationType
 from harness.hal import OperandLifeTime as L
 from harness.hal import OperandType as T
 from harness.reference._signature import _accepts, _attempt, _position_fits, _position_problems
 from harness.runner.execute import decode_seed, resolve_target
-from harness.targets import close_model_pools
 
 
 def test_position_fits_exactly_when_there_is_no_problem() -> None:

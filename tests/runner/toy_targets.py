@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import os
 
-from harness.case import model_from_json
+from harness.case import Case, model_from_json
 from harness.hal import Device, ErrorStatus, ExecutionPreference, Priority
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.oracle.verdict import SUCCESS, Outcome, RuleViolation, Verdict, define_rule
-from harness.targets.base import Case
 
 TOY_RULE = define_rule("toy.rule_holds", "the toy target's case says the rule holds")
 MODEL_ACCEPTED = define_rule("toy.valid_model_accepted", "the device accepts a valid one-operation model")

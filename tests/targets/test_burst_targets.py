@@ -128,7 +128,7 @@ def state_of(clean) -> BurstModel:
     )
     for seed in range(50):
         case = target.decode(RandomSource(seed))
-        state = target.state(case, clean)
+        state = BurstModel.build(case, clean, target.timeout_s)
         if (
             isinstance(state, BurstModel)
             and state.sync.status == ErrorStatus.NONE

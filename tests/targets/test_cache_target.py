@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from driver_under_test import create_device
-from harness.case import model_from_json
+from harness.case import Case, model_from_json
 from harness.gen.cache_corruption import EXPECTATIONS, RACE, CacheCorruptionConfig
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import BytesSource, RandomSource
@@ -17,7 +17,6 @@ from harness.hal import ErrorStatus
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.oracle.verdict import Outcome
 from harness.targets import run_atheris_one
-from harness.targets.base import Case
 from harness.targets.cache import CacheTarget
 from tests.targets.fakes import Delegating, _NullPreparedModel, sync_shifts_first_output
 

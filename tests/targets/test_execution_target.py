@@ -7,11 +7,11 @@ import json
 import pytest
 
 from driver_under_test import create_device
+from harness.case import Case
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
 from harness.oracle.verdict import Outcome
 from harness.targets import TARGETS
-from harness.targets.base import Case
 from harness.targets.execution import ExecutionTarget
 from harness.targets.request import RequestTarget
 from tests.targets import fakes

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from driver_under_test import create_device
+from harness.case import Case
 from harness.hal import (
     DataLocation,
     Model,
@@ -22,7 +23,7 @@ from harness.hal import (
 )
 from harness.oracle.accuracy import RANDOM_GRAPH_QUANT_ATOL_CAP, tolerance_for
 from harness.reference import run_model
-from harness.targets import TARGETS, Case
+from harness.targets import TARGETS
 
 CASES = sorted((Path(__file__).parent / "false_alarms").glob("*.json"))
 

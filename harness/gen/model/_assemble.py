@@ -1,16 +1,13 @@
-"""Turning generated subgraphs into the case-format model JSON and the equivalent hal.Model.
+"""Turning generated subgraphs into a hal.Model: lifetimes, consumer counts and where each constant lives.
 
-Both are built side by side from the same operands so no JSON round trip is paid per model; the layout follows
-harness.case.json_model exactly (CONSTANT_COPY values packed in operand order, main then referenced subgraphs, at
-4-byte aligned offsets; CONSTANT_REFERENCE values at explicit locations in the "pools"), so
-`model_from_json(model_json)` builds the same model (a test checks it).
+The layout is the case format's canonical one (CONSTANT_COPY values packed in operand order, main then referenced
+subgraphs, at 4-byte aligned offsets; CONSTANT_REFERENCE values at drawn locations in one or two pools), so the
+model's JSON (harness.case.model_to_json) needs no explicit operandValues.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from harness.case.pools import deferred_pool_from_json
 from harness.gen.model._graph import Gen, GenOperand, Graph
@@ -23,7 +20,6 @@ from harness.hal import (
     Operation,
     OperationType,
     Subgraph,
-    SymmPerChannelQuantParams,
 )
 from harness.hal.memory import Memory, MemoryKind
 
@@ -36,9 +32,6 @@ _SUBGRAPH = L.SUBGRAPH
 _SUBGRAPH_OUTPUT = L.SUBGRAPH_OUTPUT
 _TEMPORARY_VARIABLE = L.TEMPORARY_VARIABLE
 _ALIGN = 4
-_TYPE_NAMES = {int(t): t.name for t in OperandType}
-_LIFETIME_NAMES = {int(t): t.name for t in OperandLifeTime}
-_OP_NAMES = {int(t): t.name for t in OperationType}
 _OP_TYPES = {int(t): t for t in OperationType}
 _MMAP_FD = MemoryKind.MMAP_FD.value
 
@@ -149,87 +142,21 @@ def _subgraph(graph: Graph, layout: _Layout) -> Subgraph:
     return Subgraph([g.op for g in graph.operands], ops, list(graph.inputs), list(graph.outputs))
 
 
-def _subgraph_json(graph: Graph) -> dict:
-    """The JSON of a graph whose operands are laid out (_subgraph placed its CONSTANT_COPY values)."""
-    operands_json = []
-    append = operands_json.append
-    for g in graph.operands:
-        # Each operand's JSON, in harness.case.json_model's key order.
-        op = g.op
-        lifetime = op.lifetime
-        dims = op.dimensions
-        d: dict = {
-            "type": _TYPE_NAMES[op.type],
-            "dimensions": list(map(int, dims)) if dims else [],
-            "scale": float(op.scale),
-            "zeroPoint": int(op.zero_point),
-            "lifetime": _LIFETIME_NAMES[lifetime],
-        }
-        extra = op.extra_params
-        if extra is not None and isinstance(extra, SymmPerChannelQuantParams):
-            d["channelQuant"] = {"channelDim": extra.channel_dim, "scales": list(extra.scales)}
-        if lifetime == _CONSTANT_COPY:
-            d["value"] = g.value.ravel().tolist()  # type: ignore[union-attr]
-        elif lifetime == _CONSTANT_REFERENCE:
-            loc = op.location
-            d["location"] = {"poolIndex": loc.pool_index, "offset": loc.offset, "length": loc.length}
-            d["value"] = g.value.ravel().tolist()  # type: ignore[union-attr]
-        elif lifetime == _SUBGRAPH:
-            d["location"] = {"offset": op.location.offset}
-        append(d)
-    return {
-        "operands": operands_json,
-        "operations": [{"type": _OP_NAMES[t], "inputs": list(i), "outputs": list(o)} for t, i, o in graph.operations],
-        "inputIndexes": list(graph.inputs),
-        "outputIndexes": list(graph.outputs),
-    }
-
-
-@dataclass(frozen=True)
-class Assembled:
-    """What a finished generation turns into: makers of its JSON, its hal.Model and the model's pools."""
-
-    make_json: Callable[[], dict]  # the case-format JSON, made from the generated operands when called
-    build: Callable[[], Model]  # a new hal.Model, with new pools
-    new_pools: Callable[[], list[Memory]]  # new pools with the content the built model's pools start with
-
-
-def assemble(gen: Gen, main: Graph) -> Assembled:
-    """The JSON and hal.Model makers of a finished generation (main outputs must be chosen).
-
-    Every choice is drawn and every location is laid out here; the makers only create objects (and the builder
-    the shared memory pools), so a caller pays for the JSON or the memory only when it asks for them. The JSON
-    reads the operands when it is made: they must not change in between (nothing changes them once the model
-    is assembled; mutations work on copies, and a driver is handed the model to read).
-    """
+def assemble(gen: Gen, main: Graph) -> Model:
+    """The hal.Model of a finished generation (main outputs must be chosen): every remaining choice is drawn and
+    every location laid out here; its pools are made when first used."""
     refs: list[GenOperand] = []
     _mark_lifetimes(main, refs)
     for graph in gen.referenced:
         _mark_lifetimes(graph, refs)
     layout = _Layout(gen, refs)
-    # CONSTANT_COPY values are laid out in operand order, main first: the order the subgraphs are converted in.
+    # CONSTANT_COPY values are laid out in operand order, main first: the order harness.case.json_model uses.
     main_sub = _subgraph(main, layout)
     referenced_subs = [_subgraph(graph, layout) for graph in gen.referenced]
-    referenced_graphs = list(gen.referenced)
-    values = bytes(layout.values)
-    relaxed = bool(gen.relaxed)
-
-    def make_json() -> dict:
-        model_json = _subgraph_json(main)
-        model_json["relaxComputationFloat32toFloat16"] = relaxed
-        if referenced_graphs:
-            model_json["referenced"] = [_subgraph_json(graph) for graph in referenced_graphs]
-        if layout.pools:
-            model_json["pools"] = [dict(p) for p in layout.pools]
-        return model_json
-
-    def build() -> Model:
-        return Model(
-            main=main_sub,
-            referenced=list(referenced_subs),
-            operand_values=values,
-            pools=layout.memories(),
-            relax_computation_float32_to_float16=relaxed,
-        )
-
-    return Assembled(make_json, build, layout.memories)
+    return Model(
+        main=main_sub,
+        referenced=referenced_subs,
+        operand_values=bytes(layout.values),
+        pools=layout.memories(),
+        relax_computation_float32_to_float16=bool(gen.relaxed),
+    )

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness import ops
-from harness.gen.model._assemble import Assembled, assemble, choose_main_outputs
+from harness.case import close_model_pools, model_to_json
+from harness.gen.model._assemble import assemble, choose_main_outputs
 from harness.gen.model._config import ModelConfig
 from harness.gen.model._control_flow import CONTROL_FLOW_OPS, draw_control_flow
 from harness.gen.model._graph import Gen, Graph, OpRejected
@@ -27,7 +28,6 @@ from harness.gen.model._values import QUANTIZED
 from harness.gen.model.recipes import FREE_QUANT, RECIPES, recipe_for
 from harness.gen.source import GenerationRejected, Source
 from harness.hal import Model, OperandLifeTime, OperandType, OperationType
-from harness.hal.memory import Memory
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import OpSpec, Signature
 from harness.ops.common import QuietKernels
@@ -76,20 +76,17 @@ NEEDS_RECIPE = frozenset(
 
 @dataclass
 class GeneratedModel:
-    """A generated model: its case-format JSON, the hal.Model, and one value per main input.
+    """A generated model: the hal.Model, one value per main input, and what the reference kernels gave.
 
-    `model_json` is made on first read and `model` built on first use (with its shared memory pools); `close()`
-    releases the pools if it was. `features` is worked out on first read too (only tests and statistics read it).
-    All three are made from the generated operands, which the built model shares: read them before changing
-    `model` in place (mutations work on copies).
+    `model_json` (the case format) is made from `model` when first read; `features` is worked out on first read too
+    (only tests and statistics read it). `close()` releases the model's shared memory pools.
     """
 
-    assembled: Assembled = field(repr=False)
+    model: Model
     inputs: list[np.ndarray | None]  # stored dtype and actual shape; None = no value (hasNoValue)
     outputs: list[np.ndarray] = field(default_factory=list)  # what the reference kernels gave while generating
     # Which generator features the model exercises, or what works them out.
     describe: frozenset[str] | Callable[[], frozenset[str]] = field(default=frozenset(), repr=False)
-    _model: Model | None = field(default=None, repr=False)
     _model_json: dict | None = field(default=None, repr=False)
     _features: frozenset[str] | None = field(default=None, repr=False)
 
@@ -103,35 +100,14 @@ class GeneratedModel:
 
     @property
     def model_json(self) -> dict:
-        """The case-format JSON (model_from_json of it gives a model equal to `model`), made once."""
+        """The case-format JSON of `model` (model_from_json of it gives an equal model), made once."""
         if self._model_json is None:
-            self._model_json = self.assembled.make_json()
+            self._model_json = model_to_json(self.model)
         return self._model_json
 
-    @property
-    def model(self) -> Model:
-        """The hal.Model (equal to model_from_json(model_json)), built once."""
-        if self._model is None:
-            self._model = self.assembled.build()
-        return self._model
-
-    @property
-    def built(self) -> bool:
-        """True once `model` has been built (and its pools created)."""
-        return self._model is not None
-
-    def new_pools(self) -> list[Memory]:
-        """New pools holding what the model's pools held when it was built (the caller closes them)."""
-        return self.assembled.new_pools()
-
     def close(self) -> None:
-        """Release the model's shared memory pools (nothing to do if it was never built)."""
-        if self._model is None:
-            return
-        for pool in self._model.pools:
-            close = getattr(pool, "close", None)
-            if close is not None:
-                close()
+        """Release the model's shared memory pools."""
+        close_model_pools(self.model)
 
 
 def _supported(op: int) -> bool:
@@ -326,10 +302,10 @@ def _generate(source: Source, config: ModelConfig) -> GeneratedModel:
     if not main.operations:
         raise GenerationRejected("no operation could be drawn")
     choose_main_outputs(gen, main)
-    assembled = assemble(gen, main)
+    model = assemble(gen, main)
     operands = main.operands
     inputs = [operands[i].value for i in main.inputs]
     outputs = [operands[i].value for i in main.outputs]
     # The operands are final here (nothing changes them once the model is assembled): features are read from
     # them on demand.
-    return GeneratedModel(assembled, inputs, outputs, functools.partial(_features, gen, main))
+    return GeneratedModel(model, inputs, outputs, functools.partial(_features, gen, main))

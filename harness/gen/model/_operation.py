@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from harness.case.values import STORAGE_DTYPES, storage_dtype
 from harness.gen.model import _values as V
 from harness.gen.model._graph import CONSTANT_LIFETIMES, READABLE_LIFETIMES, Gen, GenOperand, Graph, OpRejected
 from harness.gen.model._params import OMIT, param_value
@@ -442,7 +441,7 @@ class OpDraw:
         arg = self.args[i]
         t = int(operand_type if operand_type is not None else arg.types[0])
         # astype always returns a new array (the copy this operand owns).
-        array = np.asarray(value).astype(storage_dtype(t))
+        array = np.asarray(value).astype(numpy_dtype(t))
         if t in SCALAR_TYPES:
             array = array.reshape(())
         gen = self.gen
@@ -669,9 +668,7 @@ class OpDraw:
                 statics = [None] * len(outputs)
         for o, result, static in zip(outputs, results, statics):
             t = o.type
-            dtype = STORAGE_DTYPES.get(t)  # storage_dtype(t), without the call for the HAL's types
-            if dtype is None:
-                dtype = storage_dtype(t)
+            dtype = numpy_dtype(t)
             value = np.asarray(result)
             if value.dtype is not dtype and value.dtype != dtype:
                 value = value.astype(dtype)

@@ -13,9 +13,8 @@ import struct
 
 import numpy as np
 
-from harness.case.values import STORAGE_DTYPES, storage_dtype
 from harness.gen.source import Source
-from harness.hal import OperandType, SymmPerChannelQuantParams
+from harness.hal import OperandType, SymmPerChannelQuantParams, numpy_dtype
 
 T = OperandType
 
@@ -129,7 +128,7 @@ _U32S = [struct.Struct(f"<{n}I") for n in range(_PLAIN_INTS + 1)]  # n little-en
 # (min, max) of each integer storage dtype.
 _INT_BOUNDS = {
     d: (int(np.iinfo(d).min), int(np.iinfo(d).max))
-    for d in (storage_dtype(t) for t in (T.TENSOR_INT32, T.INT32, T.UINT32, *STORED_RANGE))
+    for d in (numpy_dtype(t) for t in (T.TENSOR_INT32, T.INT32, T.UINT32, *STORED_RANGE))
 }
 
 
@@ -231,9 +230,7 @@ def tensor_value(
     channel: SymmPerChannelQuantParams | None = None,
 ) -> np.ndarray:
     """A stored value for an operand of this type and shape (scalars have shape ())."""
-    dtype = STORAGE_DTYPES.get(operand_type)  # storage_dtype(operand_type), without the call for the HAL's types
-    if dtype is None:
-        dtype = storage_dtype(operand_type)
+    dtype = numpy_dtype(operand_type)
     lo, hi = real_range or DEFAULT_RANGE
     if operand_type in _BOOLS:
         return bool_array(src, shape)

@@ -9,10 +9,10 @@ import time
 import pytest
 
 from harness.burst_client import SlotCallback
+from harness.case import simple_request
 from harness.hal import ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import DATUM_SIZE, RequestPacket, deserialize_result, serialize_request
 from harness.hal.fmq import READER, WRITER, FastMessageQueue
-from harness.requests import build_request
 from tests.driver.burst.support import open_handles
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model
@@ -42,7 +42,7 @@ def client_process(device):
     """A burst whose client runs in a forked process that is streaming requests: (pid, context, memories)."""
     model = add_model()
     pm = prepared(device, model)
-    rb = build_request(model, [A, A], [16])
+    rb = simple_request(model, [A, A], [16])
     requests = FastMessageQueue.create(64, DATUM_SIZE)
     results = FastMessageQueue.create(64, DATUM_SIZE)
     callback = SlotCallback()  # lives with the driver; the child only names slots

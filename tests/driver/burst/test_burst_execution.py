@@ -11,10 +11,10 @@ import pytest
 
 from driver_under_test.burst import DriverBurstContext
 from harness.burst_client import BurstClient, BurstUnavailable
+from harness.case import simple_request
 from harness.hal import NO_TIMING, ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import DATUM_SIZE
 from harness.hal.fmq import FastMessageQueue, FmqDescriptor
-from harness.requests import build_request
 from tests.driver.burst.support import open_handles
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model, add_then_mul_model
@@ -39,8 +39,8 @@ def test_burst_results_equal_execute_synchronously(device, case: str, measure: M
     model = build()
     pm = prepared(device, model)
     with (
-        build_request(model, inputs, sizes, output_dims=dims) as sync_rb,
-        build_request(model, inputs, sizes, output_dims=dims) as burst_rb,
+        simple_request(model, inputs, sizes, output_dims=dims) as sync_rb,
+        simple_request(model, inputs, sizes, output_dims=dims) as burst_rb,
         BurstClient(pm) as client,
     ):
         sync = pm.execute_synchronously(sync_rb.request, measure, None, None)
@@ -60,7 +60,7 @@ def test_a_burst_serves_many_requests_in_a_row(device) -> None:
     with BurstClient(pm) as client:
         for k in range(20):
             a = A * k
-            with build_request(model, [a, B], [16]) as rb:
+            with simple_request(model, [a, B], [16]) as rb:
                 assert client.execute(rb.request)[0] == ErrorStatus.NONE
                 np.testing.assert_array_equal(rb.read_output(0, [2, 2]), a + B)
                 client.free_memory(rb.memories[0])
@@ -70,13 +70,13 @@ def test_a_burst_serves_many_requests_in_a_row(device) -> None:
 def test_slots_are_resolved_through_the_callback_once_and_cached(device) -> None:
     model = add_model()
     pm = prepared(device, model)
-    with build_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
+    with simple_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
         for _ in range(3):
             assert client.execute(rb.request)[0] == ErrorStatus.NONE
         assert client.callback.requested == [[0, 1]]  # one getMemories for both pools, then the cache
         assert client.context.cached_slots() == [0, 1]
         # A new output memory is the only thing asked for.
-        with build_request(model, [A, B], [16]) as other:
+        with simple_request(model, [A, B], [16]) as other:
             rb.request.pools[1] = other.memories[1]
             assert client.execute(rb.request)[0] == ErrorStatus.NONE
             assert client.callback.requested == [[0, 1], [2]]
@@ -86,7 +86,7 @@ def test_slots_are_resolved_through_the_callback_once_and_cached(device) -> None
 def test_free_memory_drops_the_cached_memory_and_its_handle(device) -> None:
     model = add_model()
     pm = prepared(device, model)
-    with build_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
+    with simple_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
         out = rb.memories[1]
         before = open_handles(out)
         assert client.execute(rb.request)[0] == ErrorStatus.NONE
@@ -103,7 +103,7 @@ def test_free_memory_drops_the_cached_memory_and_its_handle(device) -> None:
 
 def test_free_memory_of_an_unknown_slot_does_nothing(device) -> None:
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb, BurstClient(pm) as client:
+    with simple_request(add_model(), [A, B], [16]) as rb, BurstClient(pm) as client:
         assert client.execute(rb.request)[0] == ErrorStatus.NONE
         for slot in (7, -1, 2**31 - 1, "x", None):
             client.context.free_memory(slot)  # type: ignore[arg-type]
@@ -112,7 +112,7 @@ def test_free_memory_of_an_unknown_slot_does_nothing(device) -> None:
 
 def test_release_joins_the_listener_and_frees_every_cached_memory(device) -> None:
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb:
+    with simple_request(add_model(), [A, B], [16]) as rb:
         client = BurstClient(pm)
         context = client.context
         assert isinstance(context, DriverBurstContext) and context.listening
@@ -138,7 +138,7 @@ def test_a_client_whose_burst_ended_is_told_at_once_instead_of_hanging(device) -
     from harness.burst_client import BurstBroken
 
     pm = prepared(device, add_model())
-    with build_request(add_model(), [A, B], [16]) as rb, BurstClient(pm, timeout_s=30) as client:
+    with simple_request(add_model(), [A, B], [16]) as rb, BurstClient(pm, timeout_s=30) as client:
         client.context.release()
         started = time.monotonic()
         with pytest.raises(BurstBroken):

@@ -7,6 +7,7 @@ import numpy as np
 import driver_under_test.burst  # noqa: F401  (registers the burst faults)
 from driver_under_test import create_device
 from harness.burst_client import BurstClient
+from harness.case import simple_request
 from harness.hal import NO_TIMING_INFO, ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import (
     RESULT,
@@ -17,7 +18,6 @@ from harness.hal.burst_wire import (
     unclean_datums,
 )
 from harness.paths import PATHS, ExecutionArgs
-from harness.requests import build_request
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model
 
@@ -35,11 +35,11 @@ def _second_request_output(fault: str | None) -> np.ndarray:
     model = add_model()
     pm = prepared(_device(fault), model)
     with BurstClient(pm) as client:
-        with build_request(model, [A, B], [16]) as first:
+        with simple_request(model, [A, B], [16]) as first:
             assert client.execute(first.request)[0] == ErrorStatus.NONE
             for memory in first.memories:
                 client.free_memory(memory)
-        with build_request(model, [B, B], [16]) as second:
+        with simple_request(model, [B, B], [16]) as second:
             assert client.callback.slots_for(second.request.pools) == [0, 1]  # the freed slots, reused
             assert client.execute(second.request)[0] == ErrorStatus.NONE
             return second.read_output(0, [2, 2])
@@ -56,7 +56,7 @@ def _output_without_dimension_datums(fault: str | None, claimed: int):
     """Send ADD with unknown output dimensions, its output claiming `claimed` dimensions but followed by none."""
     model = add_model(out_dims=[0, 0])
     pm = prepared(_device(fault), model)
-    with build_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
+    with simple_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
         datums = decode_request_datums(client.packet_for(rb.request, MeasureTiming.NO))
         at = next(i for i, d in enumerate(datums) if d.kind == RequestDatum.OUTPUT_OPERAND_INFORMATION)
         info = datums[at]
@@ -83,7 +83,7 @@ def test_burst_result_padding_not_zeroed() -> None:
     model = add_model()
     for fault, leaks in ((None, False), ("burst_result_padding_not_zeroed", True)):
         pm = prepared(_device(fault), model)
-        with build_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
+        with simple_request(model, [A, B], [16]) as rb, BurstClient(pm) as client:
             status, shapes, _ = client.execute(rb.request, MeasureTiming.YES)
             # The values are right either way; only the padding differs.
             assert status == ErrorStatus.NONE and [s.dimensions for s in shapes] == [[2, 2]]

@@ -11,8 +11,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 
 from driver_under_test import create_device
 from harness.burst_client import BurstClient
+from harness.case import simple_request
 from harness.hal import ErrorStatus
-from harness.requests import build_request
 from tests.driver.burst.support import open_handles
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model
@@ -29,12 +29,12 @@ class BurstLifeCycle(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.client = BurstClient(_PM, timeout_s=10)
-        self.live: list = []  # every RequestBuffers not yet freed
+        self.live: list = []  # every LiveRequest not yet freed
         self.baseline: dict[int, int] = {}  # id(memory) -> fds before the driver saw it
 
     @rule(target=buffers, k=st.integers(-3, 3))
     def new_buffers(self, k: int):
-        rb = build_request(MODEL, [f32([[1, 2], [3, 4]]) * k, f32([[5, 6], [7, 8]])], [16])
+        rb = simple_request(MODEL, [f32([[1, 2], [3, 4]]) * k, f32([[5, 6], [7, 8]])], [16])
         rb.k = k
         for m in rb.memories:
             m.map()  # the client's own mapping holds an fd too: count from there

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from driver_under_test import create_device
 from harness.burst_client import BurstClient, SlotCallback
+from harness.case import simple_request
 from harness.hal import NO_TIMING_INFO, ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import (
     DATUM_SIZE,
@@ -19,7 +20,6 @@ from harness.hal.burst_wire import (
     decode_request_datums,
     encode_datums,
 )
-from harness.requests import build_request
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model, add_then_mul_model
 
@@ -47,7 +47,7 @@ def burst(device):
     """A burst on ADD with a valid request whose pools already have slots, and that request's datums."""
     model = add_model()
     pm = prepared(device, model)
-    with build_request(model, [A, B], [16], output_dims=[[2, 2]]) as rb, BurstClient(pm) as client:
+    with simple_request(model, [A, B], [16], output_dims=[[2, 2]]) as rb, BurstClient(pm) as client:
         datums = decode_request_datums(client.packet_for(rb.request, MeasureTiming.YES))
         yield client, rb, datums
 
@@ -166,7 +166,7 @@ class _Misbehaving(SlotCallback):
 def test_a_misbehaving_callback_gives_an_error_result(device, answer, status: ErrorStatus) -> None:
     model = add_model()
     pm = prepared(device, model)
-    with build_request(model, [A, B], [16]) as rb, BurstClient(pm, callback=_Misbehaving(answer)) as client:
+    with simple_request(model, [A, B], [16]) as rb, BurstClient(pm, callback=_Misbehaving(answer)) as client:
         result = client.execute(rb.request)
         assert (result[0], result[1], result[2]) == (status, [], NO_TIMING_INFO)
         assert client.context.cached_slots() == []
@@ -176,7 +176,7 @@ def test_a_result_larger_than_the_result_channel_is_an_error(device) -> None:
     model = add_then_mul_model()
     pm = prepared(device, model)
     # Two [2, 2] shapes take 1 + 2 x (1 + 2) + 1 = 8 datums; an error result takes 2.
-    with build_request(model, [A, B], [16, 16]) as rb:
+    with simple_request(model, [A, B], [16, 16]) as rb:
         with BurstClient(pm, result_length=8) as roomy:
             assert roomy.execute(rb.request)[0] == ErrorStatus.NONE
         with BurstClient(pm, result_length=7) as tight:
@@ -193,7 +193,7 @@ _PM = prepared(_DEVICE, add_model())
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(min_size=DATUM_SIZE, max_size=DATUM_SIZE), min_size=1, max_size=16))
 def test_any_packet_gets_exactly_one_well_formed_result(datums: list[bytes]) -> None:
-    with build_request(add_model(), [A, B], [16]) as rb, BurstClient(_PM, timeout_s=10) as client:
+    with simple_request(add_model(), [A, B], [16]) as rb, BurstClient(_PM, timeout_s=10) as client:
         client.packet_for(rb.request, MeasureTiming.NO)  # give the pools slots 0 and 1
         result = client.exchange(b"".join(datums))
         assert client.last_notes == []

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.case import simple_request
 from harness.hal import (
     CacheHandle,
     DataLocation,
@@ -26,7 +27,6 @@ from harness.hal import (
     Subgraph,
 )
 from harness.hal.callbacks import WaitablePreparedModelCallback
-from harness.requests import build_request
 
 TOKEN = bytes(range(1, 33))
 OTHER_TOKEN = bytes(range(101, 133))
@@ -161,7 +161,7 @@ def run(prepared: PreparedModel, model: Model, inputs: Sequence[np.ndarray]) -> 
     main = model.main
     # Outputs of these small models fit in 4 KiB whatever their (possibly unknown) dimensions.
     sizes = [4096] * len(main.output_indexes)
-    with build_request(model, list(inputs), sizes) as rb:
+    with simple_request(model, list(inputs), sizes) as rb:
         status, shapes, _ = prepared.execute_synchronously(rb.request, MeasureTiming.NO, None, None)
         assert status == ErrorStatus.NONE, status
         return [rb.read_output(k, s.dimensions).copy() for k, s in enumerate(shapes)]

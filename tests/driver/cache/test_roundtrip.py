@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
+from harness.case import simple_request
 from harness.hal import CacheHandle, ErrorStatus, OperationType
 from harness.hal.memory import create_ashmem
 from harness.paths import ExecutionArgs
-from harness.requests import build_request
 from tests.driver.cache.support import (
     TOKEN,
     Handles,
@@ -99,7 +99,7 @@ def test_a_model_prepared_from_cache_runs_on_every_execution_path(dev, cache_fil
     model = add_model()
     save(dev, model, files)
     _, cached = load(dev, files)
-    with build_request(model, [A, B], [16]) as rb:
+    with simple_request(model, [A, B], [16]) as rb:
         outcome = run_path(cached, rb.request, ExecutionArgs())
         assert outcome.status == ErrorStatus.NONE
         np.testing.assert_array_equal(rb.read_output(0, [2, 2]), f32([[1.5, -3], [-2, 6]]))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness.case import pool_from_json
 from harness.hal import (
     BufferDesc,
     BufferRole,
@@ -24,11 +25,10 @@ from harness.hal import (
     Subgraph,
 )
 from harness.hal.memory import Memory
-from harness.requests import MEMORY_FACTORIES
 from tests.driver.models import LT, int32_constant, tensor
 
 F32 = OperandType.TENSOR_FLOAT32
-KINDS = sorted(MEMORY_FACTORIES)  # ashmem, hardware_buffer_blob, mmap_fd
+KINDS = ["ashmem", "hardware_buffer_blob", "mmap_fd"]  # the kinds copyFrom and copyTo must take (D18)
 
 A = np.array([[1, 2], [3, 4]], dtype=np.float32)
 B = np.array([[10, 20], [30, 40]], dtype=np.float32)
@@ -92,7 +92,7 @@ def allocated(device, models: Sequence[object], **kw):
 
 def memory_with(data: bytes, kind: str = "ashmem") -> Memory:
     """A new memory of `kind` holding exactly `data`."""
-    memory = MEMORY_FACTORIES[kind](len(data))
+    memory = pool_from_json({"kind": kind, "size": len(data)})
     memory.write(0, data)
     return memory
 
@@ -105,7 +105,7 @@ def copy_in(buffer, values: np.ndarray, dims: Sequence[int] | None = None, kind:
 
 def copy_out(buffer, size: int, kind: str = "ashmem") -> tuple[ErrorStatus, bytes]:
     """buffer.copy_to a new zeroed memory of `size` bytes; (status, the memory's bytes afterwards)."""
-    with MEMORY_FACTORIES[kind](size) as memory:
+    with pool_from_json({"kind": kind, "size": size}) as memory:
         status = buffer.copy_to(memory)
         return status, memory.read(0, size)
 
@@ -188,7 +188,7 @@ def mixed_request(inputs: Sequence[np.ndarray | Buf], outputs: Sequence[Out | Bu
         if isinstance(out, Buf):
             out_args.append(buffer_argument(out))
         else:
-            memory = MEMORY_FACTORIES["ashmem"](out.size)
+            memory = pool_from_json({"kind": "ashmem", "size": out.size})
             output_memories[j] = memory
             out_args.append(shared_argument(memory, out.dims))
     return MixedRequest(Request(in_args, out_args, pools), memories, output_memories)

@@ -3,7 +3,7 @@
 Subjects: a diverse sample of the public conformance models (the first case of every spec, plus the first
 dynamic-output-shape case of every spec that has one) and small hand-built models covering what the vectors lack
 (constants by reference, NO_VALUE operands, IF and WHILE, unknown input dimensions, several outputs). Requests
-are built from the conformance examples with harness.requests.build_request.
+are built from the conformance examples with harness.case.simple_request.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import numpy as np
 from hypothesis import strategies as st
 
-from harness.case import ConformanceDataMissing, load_vectors
+from harness.case import ConformanceDataMissing, load_vectors, simple_request
 from harness.case.conformance import iter_vector_json
 from harness.gen.mutations import Mutation
 from harness.hal import (
@@ -43,7 +43,6 @@ from harness.reference import (
     validate_preparation,
     validate_request,
 )
-from harness.requests import build_request
 from tests.driver import models as driver_models
 from tests.reference import conftest as reference_models
 
@@ -207,7 +206,7 @@ def conformance_request(case: Any) -> RequestSubject:
     dims = [list(out.shape) if out is not None else [] for out in example.outputs]
     # Zero-sized example inputs stand for omitted optional inputs, passed with hasNoValue as the public harnesses do.
     inputs = [None if x is None or x.size == 0 else x for x in example.inputs]
-    built = build_request(model, inputs, sizes, output_dims=dims)
+    built = simple_request(model, inputs, sizes, output_dims=dims)
     return RequestSubject(case.name, model, built.request, fenced_valid=True)
 
 
@@ -235,7 +234,7 @@ def hand_built_requests() -> list[RequestSubject]:
     )
     subjects.append(RequestSubject("constant_pool_output", model, request, fenced_valid=True))
     model = driver_models.add_then_mul_model()
-    built = build_request(
+    built = simple_request(
         model,
         [np.ones((2, 2), numpy_dtype(T.TENSOR_FLOAT32))] * 2,
         [16, 16],

@@ -1,0 +1,79 @@
+"""What the oracle needs to know about a model's outputs before judging them against the reference.
+
+- `unspecified_outputs`: outputs whose values the HAL leaves to the implementation (never compared).
+- `quantized_operations`: how many operations round to a quantized type (the random-graph accuracy criterion).
+- `output_producer`: the operation writing an output (the locus of a wrong value, for signatures).
+- `reference_is_stable`: whether the reference's outputs survive one-ULP nudges of every intermediate result; when
+  they do not (a FLOOR, a comparison or a threshold sits on an edge), no implementation can be judged on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from harness import ops
+from harness.hal import Model
+from harness.hal.sizes import QUANTIZED_TYPES
+from harness.oracle.accuracy import compare
+from harness.reference import ReferenceResult, operation_name, run_model
+
+# The stability check nudges every float result by one epsilon of its type (about an ULP): the per-step difference
+# any correct implementation may have, well inside the O2 tolerances of a single step.
+_PERTURBATIONS = (1, -1)
+
+
+def unspecified_outputs(model: Model) -> set[int]:
+    """Positions of main outputs whose values the HAL leaves to the implementation (catalogue hint), directly or
+    through any operation that consumes such a value."""
+    main = model.main
+    open_values: set[int] = set()
+    for op in main.operations:
+        if any(i in open_values for i in op.inputs):
+            open_values.update(op.outputs)
+            continue
+        spec = ops.get(op.type)
+        if spec is not None:
+            open_values.update(op.outputs[k] for k in spec.hints.get("unspecified_outputs", ()) if k < len(op.outputs))
+    return {position for position, index in enumerate(main.output_indexes) if index in open_values}
+
+
+def quantized_operations(model: Model) -> int:
+    """Operations of every subgraph that write a quantized tensor (each rounds once: random-graph criterion)."""
+    quantized = 0
+    for graph in (model.main, *model.referenced):
+        for op in graph.operations:
+            if any(graph.operands[i].type in QUANTIZED_TYPES for i in op.outputs):
+                quantized += 1
+    return quantized
+
+
+def output_producer(model: Model, position: int) -> str:
+    """The type name of the operation of main that writes main output `position` ("" if none does)."""
+    main = model.main
+    if not 0 <= position < len(main.output_indexes):
+        return ""
+    index = main.output_indexes[position]
+    for op in main.operations:
+        if index in op.outputs:
+            return operation_name(op.type)
+    return ""
+
+
+def reference_is_stable(
+    model: Model, inputs: Sequence[np.ndarray | None], base: ReferenceResult, loop_timeout_ns: int | None = None
+) -> bool:
+    """True when nudging every float result of every operation leaves the reference's outputs within tolerance."""
+    main = model.main
+    types = [main.operands[i].type for i in main.output_indexes]
+    relaxed = model.relax_computation_float32_to_float16
+    steps = quantized_operations(model)
+    for perturbation in _PERTURBATIONS:
+        other = run_model(model, inputs, loop_timeout_ns=loop_timeout_ns, perturbation=perturbation)
+        if other.status != base.status or other.unspecified or len(other.outputs) != len(base.outputs):
+            return False
+        for expected, actual, t in zip(base.outputs, other.outputs, types):
+            if not compare(expected, actual, t, relaxed, quantized_operations=steps).ok:
+                return False
+    return True
