@@ -13,9 +13,8 @@ reproducing, or fixed.
 from __future__ import annotations
 
 import json
-import shlex
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +23,9 @@ from harness.campaign.events import Event, FindingReported, KnownRechecked, Unre
 from harness.campaign.findings_db import FIXED, NEW, REPRODUCING, FindingRecord, FindingsDB, now
 from harness.campaign.folder import RunFolder, publish_folder, remove_leftovers
 from harness.campaign.minimize import libfuzzer_minimize, reduce_case
-from harness.drivers import DEFAULT_DRIVER
 from harness.runner import RunResult, UnknownTarget, WorkerPool, WorkerStartError, decode_bytes, resolve_target
 from harness.runner.libfuzzer import FINDING_PREFIXES
+from harness.runner.replay import repro_command, shown_path
 
 FINDING_FILE = "finding.json"
 
@@ -34,24 +33,6 @@ FINDING_FILE = "finding.json"
 def replay_timeout(config: CampaignConfig) -> float:
     """How long an isolated replay may take: longer than libFuzzer's per-input limit, so a hang is named."""
     return max(2.0 * config.timeout_s, 20.0)
-
-
-def shown_path(path: Path) -> str:
-    """A path as a command line shows it: relative to the working directory when under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
-def repro_command(path: Path, target_ref: str, driver: str, faults: Sequence[str]) -> str:
-    """The `nnfuzz repro` command line of a stored input."""
-    words = ["nnfuzz", "repro", shown_path(path), "--target", target_ref]
-    if driver != DEFAULT_DRIVER:
-        words += ["--driver", driver]
-    if faults:
-        words += ["--faults", ",".join(faults)]
-    return shlex.join(words)
 
 
 def artifact_kind(path: Path) -> str:

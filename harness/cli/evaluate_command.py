@@ -77,8 +77,8 @@ class Printer:
         elif isinstance(event, ev.FalseAlarmSeen):
             a = event.alarm
             w(f"{self._clear()}  false alarm in {a.fault or 'the fault-free run'}: {a.target} [{a.rule}] {a.title}\n")
-            if a.case_file:
-                w(f"    nnfuzz repro {a.case_file}\n")
+            if a.repro:
+                w(f"    {a.repro}\n")
         elif isinstance(event, ev.CleanRunDone):
             w(
                 f"{self._clear()}(fault-free): {event.cases} cases, {event.failing} failed "

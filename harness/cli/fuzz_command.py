@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -83,16 +82,6 @@ class StatusLine:
             self.stream.write("\n")
 
 
-def repro_command(path: Path, target: str, driver: str, faults: Sequence[str]) -> str:
-    """The `nnfuzz repro` command line of a finding."""
-    words = ["nnfuzz", "repro", str(path), "--target", target]
-    if driver != DEFAULT_DRIVER:
-        words += ["--driver", driver]
-    if faults:
-        words += ["--faults", ",".join(faults)]
-    return shlex.join(words)
-
-
 def triage(files: list[Path], target: str, driver: str, faults: Sequence[str], limit: int, timeout_s: float) -> dict:
     """Replay up to `limit` findings isolated: {file name: verdict JSON} (missing for those not replayed)."""
     from harness.runner import WorkerPool, WorkerStartError
@@ -141,6 +130,7 @@ def main_fuzz(argv: list[str]) -> int:
         run_fuzzer,
         summary_json,
     )
+    from harness.runner.replay import repro_command
 
     extra: list[str] = []
     if "--" in argv:
