@@ -110,7 +110,8 @@ class Printer:
         elif isinstance(event, ev.PhaseStarted):
             self._line(f"== {event.phase}{': ' + event.detail if event.detail else ''}")
         elif isinstance(event, ev.KnownRechecked):
-            self._line(f"  known finding {event.signature} ({event.target} [{event.rule}]): {event.status}")
+            f = event.finding
+            self._line(f"  known finding {f.signature} ({f.target} [{f.rule}]): {event.status}")
         elif isinstance(event, ev.Tick):
             self._tick(event)
         elif isinstance(event, ev.WorkerEnded) and event.reason == "error":
@@ -143,10 +144,8 @@ class Printer:
         else:
             self.known += 1
             head = "known finding, found again"
-        self._line(
-            f"{head} {event.signature}: {event.target} {event.outcome} [{event.rule}] {event.title}\n"
-            f"    {event.folder}\n    {event.repro}"
-        )
+        f = event.finding
+        self._line(f"{head} {f.signature}: {f.target} {f.outcome} [{f.rule}] {f.title}\n    {f.folder}\n    {f.repro}")
 
     def _tick(self, event) -> None:
         parts = []
@@ -238,7 +237,7 @@ def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
 
 def main_campaign(argv: list[str], stream: TextIO | None = None) -> int:
     """Run the command: 0 done, 1 findings (see --fail-on), 2 misuse, 130 stopped before the report."""
-    from harness.campaign import Campaign, CampaignError
+    from harness.campaign import Campaign, CampaignError, FindingsDBError
     from harness.campaign.folder import atomic_write_json
 
     extra: list[str] = []
@@ -261,7 +260,11 @@ def main_campaign(argv: list[str], stream: TextIO | None = None) -> int:
     if args.resume is not None:
         atomic_write_json(config.out_dir / "campaign.json", config.to_json())
     printer = Printer(stream or sys.stderr)
-    campaign = Campaign(config, printer)
+    try:
+        campaign = Campaign(config, printer)
+    except FindingsDBError as exc:
+        print(f"nnfuzz campaign: {exc}", file=sys.stderr)
+        return EXIT_MISUSE
     # SIGTERM (a CI job's timeout, `kill`) stops the campaign like Ctrl-C does.
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if in_main else None
