@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_MISUSE = 0, 2
+from harness.cli.options import Misuse, command, parse
+
+EXIT_OK = 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,24 +30,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command("findings")
 def main_findings(argv: list[str]) -> int:
     """Run the command."""
     from harness.campaign import FindingsDB, FindingsDBError, default_db_path
 
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = parse(build_parser(), argv)
     path = args.db or default_db_path()
     if not path.is_file():
-        print(f"nnfuzz findings: no findings database at {path} (run a campaign first, or pass --db)", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(f"no findings database at {path} (run a campaign first, or pass --db)")
     try:
         db = FindingsDB(path)
     except FindingsDBError as exc:
-        print(f"nnfuzz findings: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
     if args.runs:
         runs = db.runs()
         if args.json:
@@ -62,8 +58,7 @@ def main_findings(argv: list[str]) -> int:
     if args.show:
         matches = [r for r in records if r.finding.signature.startswith(args.show)]
         if len(matches) != 1:
-            print(f"nnfuzz findings: {len(matches)} findings match {args.show!r}", file=sys.stderr)
-            return EXIT_MISUSE
+            raise Misuse(f"{len(matches)} findings match {args.show!r}")
         record = matches[0]
         if args.json:
             print(json.dumps(record.to_json(content=True), indent=1, sort_keys=True))

@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.drivers import DEFAULT_DRIVER
+from harness.cli.options import Misuse, add_driver, add_faults, command, libfuzzer_flags, names, parse
 
 if TYPE_CHECKING:
     from harness.campaign import Finding
     from harness.campaign.triage import Triaged
 
-EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS = 0, 1
 DEFAULT_TRIAGE = 20
 DEFAULT_MINIMIZE_S = 30.0
 FINDINGS_DB = "findings.sqlite"
@@ -45,13 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed corpus, read only (default corpus/TARGET); new inputs go to OUT/corpus",
     )
     parser.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/fuzz-TARGET-TIMESTAMP/)")
-    parser.add_argument(
-        "--driver",
-        default=os.environ.get("NNFUZZ_DRIVER") or DEFAULT_DRIVER,
-        metavar="MODULE:FACTORY",
-        help=f"driver to fuzz (default: NNFUZZ_DRIVER or {DEFAULT_DRIVER})",
-    )
-    parser.add_argument("--faults", default=os.environ.get("NNFUZZ_FAULTS", ""), help="faults to start it with, a,b")
+    add_driver(parser, "driver to fuzz")
+    add_faults(parser)
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="fuzzing processes (libFuzzer -fork=N)")
     parser.add_argument("--keep-going", action="store_true", help="go on after a finding (always so with --jobs > 1)")
     parser.add_argument("--timeout", type=int, default=10, metavar="S", help="time limit of one input (default 10)")
@@ -151,6 +145,7 @@ def _print_findings(files: list[dict], findings: dict[str, Finding]) -> None:
         print(f"{len(findings)} distinct finding(s) among the {len(replayed)} replayed; all files in summary.json")
 
 
+@command("fuzz")
 def main_fuzz(argv: list[str]) -> int:
     """Run the command: 0 when nothing was found, 1 with findings, 2 on misuse or when the fuzzer fails."""
     from harness.campaign.triage import artifact_kind
@@ -164,27 +159,18 @@ def main_fuzz(argv: list[str]) -> int:
     )
     from harness.runner.replay import repro_command
 
-    extra: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1 :]
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    argv, extra = libfuzzer_flags(argv)
+    args = parse(build_parser(), argv)
     try:
         fuzz_script(args.target)
     except FuzzScriptMissing as exc:
-        print(f"nnfuzz fuzz: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
     if args.budget_seconds <= 0 or args.jobs <= 0:
-        print("nnfuzz fuzz: --budget-seconds and --jobs must be positive", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse("--budget-seconds and --jobs must be positive")
     corpus = (args.corpus or CORPUS_DIR / args.target).resolve()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = (args.out or Path("runs") / f"fuzz-{args.target}-{stamp}").resolve()
-    faults = [f.strip() for f in args.faults.split(",") if f.strip()]
+    faults = names(args.faults)
     config = FuzzConfig(
         target=args.target,
         out_dir=out,
@@ -225,7 +211,5 @@ def main_fuzz(argv: list[str]) -> int:
         return EXIT_FINDINGS
     if run.exit_code not in (0, None) and not run.interrupted:
         tail = config.log_path.read_text(errors="replace").splitlines()[-15:]
-        print(f"nnfuzz fuzz: the fuzzer exited with code {run.exit_code} without findings:", file=sys.stderr)
-        print("\n".join(tail), file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(f"the fuzzer exited with code {run.exit_code} without findings:\n" + "\n".join(tail))
     return EXIT_OK
