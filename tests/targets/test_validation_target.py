@@ -19,6 +19,7 @@ from harness.targets.validation import ValidationTarget
 from tests.targets import fakes
 from tests.targets.cases import add_model, validation_case, with_bad_scale
 from tests.targets.model_view import driver_view
+from tests.verdicts import assert_passes
 
 TARGET = TARGETS["validation"]
 
@@ -29,8 +30,9 @@ def device():
 
 
 def test_a_valid_model_is_accepted(device) -> None:
-    verdict = TARGET.run(validation_case(), device)
-    assert verdict.ok, verdict.details
+    case = validation_case()
+    verdict = TARGET.run(case, device)
+    assert_passes(verdict, case)
     assert verdict.extras == {}
 
 
