@@ -149,8 +149,8 @@ def read_folder(folder: Path, content: bool = False) -> Finding:
     )
 
 
-def stored_findings(root: Path) -> dict[str, Finding]:
+def stored_findings(root: Path, content: bool = False) -> dict[str, Finding]:
     """The findings stored under a findings/ folder, by signature (folders without finding.json are skipped)."""
     if not root.is_dir():
         return {}
-    return {f.name: read_folder(f) for f in sorted(root.iterdir()) if (f / FINDING_FILE).is_file()}
+    return {f.name: read_folder(f, content) for f in sorted(root.iterdir()) if (f / FINDING_FILE).is_file()}

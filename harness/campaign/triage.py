@@ -86,7 +86,8 @@ class Triage:
             self.done.add(entry["artifact"])
             if entry.get("signature"):
                 self.hits[entry["signature"]] = self.hits.get(entry["signature"], 0) + 1
-        self.stored: dict[str, Finding] = stored_findings(run.findings)
+        # Whole (with their input, case and traceback), as the findings this run stores next.
+        self.stored: dict[str, Finding] = stored_findings(run.findings, content=True)
 
     def close(self) -> None:
         """Stop the replay workers."""
@@ -118,6 +119,7 @@ class Triage:
         try:
             result = self.pool.run(spec.ref, data)
         except WorkerStartError as exc:
+            # The driver cannot even start: nothing can be named; the artifact stays for a later resume.
             raise TriageError(f"cannot replay {artifact}: {exc}") from exc
         verdict = result.verdict
         entry = {"artifact": key, "kind": artifact_kind(artifact), "time": now()}
