@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from harness.requests import build_request
 
 from harness.burst_client import BurstClient
 from harness.case import model_from_json
@@ -31,7 +32,6 @@ from harness.hal import ErrorStatus, ExecutionPreference, MeasureTiming, Prepare
 from harness.hal.burst_wire import DATUM_SIZE
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.hal.fmq import READER, WRITER, FastMessageQueue
-from harness.requests import build_request
 
 SMALL_ADD = {
     "operands": [

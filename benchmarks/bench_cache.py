@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from harness.requests import build_request
 
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.hal import (
@@ -44,7 +45,6 @@ from harness.hal import (
 )
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.hal.memory import create_ashmem
-from harness.requests import build_request
 
 F32 = OperandType.TENSOR_FLOAT32
 LT = OperandLifeTime

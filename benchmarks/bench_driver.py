@@ -16,13 +16,13 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from harness.requests import build_request
 
 from harness.case import model_from_json
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.hal import ErrorStatus, ExecutionPreference, MeasureTiming, Model, Priority
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.reference import run_model
-from harness.requests import build_request
 
 
 def _operand(

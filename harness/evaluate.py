@@ -20,7 +20,8 @@ from pathlib import Path
 
 from harness.case.files import dump_case
 from harness.drivers import DEFAULT_DRIVER
-from harness.runner import Finding, WorkerPool, resolve_target
+from harness.runner import FailedCase, WorkerPool, resolve_target
+from harness.runner.replay import repro_command
 
 CATALOGUE_MODULE = "driver_under_test.faults"
 DEFAULT_BUDGET_S = 60.0
@@ -85,6 +86,7 @@ class FalseAlarm:
     signature: str
     seconds: float
     case_file: str | None = None
+    repro: str | None = None  # the `nnfuzz repro` command of the case file
 
     def to_json(self) -> dict:
         """The report's entry."""
@@ -96,6 +98,7 @@ class FalseAlarm:
             "signature": self.signature,
             "seconds": round(self.seconds, 3),
             "case_file": self.case_file,
+            "repro": self.repro,
         }
 
 
@@ -178,7 +181,7 @@ class Config:
 
 
 class _Hunt:
-    """Seeded cases on one driver until a finding or the budget; resumable after a finding."""
+    """Seeded cases on one driver until one fails or the budget is spent; resumable after a failing case."""
 
     def __init__(self, pool: WorkerPool, config: Config, fault: str | None, emit: Callable[[Event], None]) -> None:
         self.pool, self.config, self.fault, self.emit = pool, config, fault, emit
@@ -187,8 +190,8 @@ class _Hunt:
         self.cases = 0
         self.rejected = 0
 
-    def next_finding(self) -> Finding | None:
-        """Run until a finding (returned) or the budget is spent (None)."""
+    def next_failure(self) -> FailedCase | None:
+        """Run until a case fails (returned) or the budget is spent (None)."""
         while self.spent < self.config.budget_s:
             self.pool.start()
             seconds = min(self.config.batch_s, self.config.budget_s - self.spent)
@@ -199,30 +202,35 @@ class _Hunt:
             self.cases += batch.attempted - batch.rejected
             self.rejected += batch.rejected
             self.emit(Progress(self.fault, self.spent, self.cases, self.rejected))
-            if batch.finding is not None:
-                return batch.finding
+            if batch.failed is not None:
+                return batch.failed
         return None
 
 
-def _save(config: Config, fault: str | None, finding: Finding) -> str | None:
-    if config.out_dir is None or finding.case is None:
+def _save(config: Config, fault: str | None, failed: FailedCase) -> Path | None:
+    if config.out_dir is None or failed.case is None:
         return None
-    path = config.out_dir / f"{fault or 'fault-free'}-{finding.target}-{finding.verdict.signature}.json"
+    path = config.out_dir / f"{fault or 'fault-free'}-{failed.target}-{failed.verdict.signature}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    dump_case(finding.case, path)
-    return str(path)
+    dump_case(failed.case, path)
+    return path
 
 
-def _alarm(config: Config, fault: str | None, finding: Finding, seconds: float) -> FalseAlarm:
-    v = finding.verdict
-    return FalseAlarm(fault, finding.target, v.rule, v.title, v.signature, seconds, _save(config, fault, finding))
+def _alarm(config: Config, fault: str | None, failed: FailedCase, target_ref: str, seconds: float) -> FalseAlarm:
+    v = failed.verdict
+    path = _save(config, fault, failed)
+    if path is None:
+        return FalseAlarm(fault, failed.target, v.rule, v.title, v.signature, seconds)
+    # A false alarm fails on the fault-free driver too: it replays without faults.
+    repro = repro_command(path, target_ref, config.driver)
+    return FalseAlarm(fault, failed.target, v.rule, v.title, v.signature, seconds, str(path), repro)
 
 
-def _passes_clean(clean: WorkerPool, target_ref: str, finding: Finding) -> bool:
-    """True if the finding's case passes on the fault-free driver (so the fault is what made it fail)."""
-    if finding.case is None:
+def _passes_clean(clean: WorkerPool, target_ref: str, failed: FailedCase) -> bool:
+    """True if the failing case passes on the fault-free driver (so the fault is what made it fail)."""
+    if failed.case is None:
         return False
-    return clean.run(target_ref, finding.case).verdict.ok
+    return clean.run(target_ref, failed.case).verdict.ok
 
 
 def evaluate(config: Config, emit: Callable[[Event], None] = lambda e: None) -> Report:
@@ -231,11 +239,11 @@ def evaluate(config: Config, emit: Callable[[Event], None] = lambda e: None) -> 
     refs = {resolve_target(ref).name: ref for ref in config.targets}
     seen_alarms: set[str] = set()
 
-    def alarm(fault: str | None, finding: Finding, seconds: float) -> None:
-        if finding.verdict.signature in seen_alarms:
+    def alarm(fault: str | None, failed: FailedCase, seconds: float) -> None:
+        if failed.verdict.signature in seen_alarms:
             return
-        seen_alarms.add(finding.verdict.signature)
-        report.false_alarms.append(_alarm(config, fault, finding, seconds))
+        seen_alarms.add(failed.verdict.signature)
+        report.false_alarms.append(_alarm(config, fault, failed, refs[failed.target], seconds))
         emit(FalseAlarmSeen(report.false_alarms[-1]))
 
     with WorkerPool(config.driver, [], config.timeout_s) as clean:
@@ -244,20 +252,20 @@ def evaluate(config: Config, emit: Callable[[Event], None] = lambda e: None) -> 
             result = FaultResult(fault.name, fault.area)
             with WorkerPool(config.driver, [fault.name], config.timeout_s) as pool:
                 hunt = _Hunt(pool, config, fault.name, emit)
-                while (finding := hunt.next_finding()) is not None:
-                    if _passes_clean(clean, refs[finding.target], finding):
-                        _save(config, fault.name, finding)
+                while (failed := hunt.next_failure()) is not None:
+                    if _passes_clean(clean, refs[failed.target], failed):
+                        _save(config, fault.name, failed)
                         result.found, result.seconds = True, hunt.spent
-                        result.target, result.rule = finding.target, finding.verdict.rule
+                        result.target, result.rule = failed.target, failed.verdict.rule
                         break
-                    alarm(fault.name, finding, hunt.spent)
+                    alarm(fault.name, failed, hunt.spent)
             report.faults.append(result)
             emit(FaultDone(result, hunt.cases))
         emit(RunStarted(None, config.budget_s))
         hunt = _Hunt(clean, config, None, emit)
         alarms_before, failing = len(report.false_alarms), 0
-        while (finding := hunt.next_finding()) is not None:
+        while (failed := hunt.next_failure()) is not None:
             failing += 1
-            alarm(None, finding, hunt.spent)
+            alarm(None, failed, hunt.spent)
         emit(CleanRunDone(hunt.cases, failing, len(report.false_alarms) - alarms_before))
     return report

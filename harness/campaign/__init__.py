@@ -7,7 +7,8 @@ and `nnfuzz findings` commands print.
 
 from harness.campaign.config import CampaignConfig, TargetSpec, available_targets, default_db_path
 from harness.campaign.engine import Campaign, CampaignError, new_run_dir, run_campaign
-from harness.campaign.findings_db import FIXED, NEW, REPRODUCING, FindingRecord, FindingsDB, RunRecord
+from harness.campaign.finding import Finding
+from harness.campaign.findings_db import FIXED, NEW, REPRODUCING, FindingRecord, FindingsDB, FindingsDBError, RunRecord
 
 __all__ = [
     "FIXED",
@@ -16,8 +17,10 @@ __all__ = [
     "Campaign",
     "CampaignConfig",
     "CampaignError",
+    "Finding",
     "FindingRecord",
     "FindingsDB",
+    "FindingsDBError",
     "RunRecord",
     "TargetSpec",
     "available_targets",

@@ -437,8 +437,8 @@ class Campaign:
     def _findings_by_target(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         if self.triage is not None:
-            for info in list(self.triage.stored.values()):
-                counts[info["target"]] = counts.get(info["target"], 0) + 1
+            for finding in list(self.triage.stored.values()):
+                counts[finding.target] = counts.get(finding.target, 0) + 1
         return counts
 
     def _sample(self, elapsed: float, running: list[_Running]) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.campaign.finding import Finding
+
 
 @dataclass
 class CampaignStarted:
@@ -31,9 +33,7 @@ class PhaseStarted:
 class KnownRechecked:
     """A finding of an earlier campaign was replayed on the current driver."""
 
-    signature: str
-    target: str
-    rule: str | None
+    finding: Finding
     status: str  # reproducing | fixed
 
 
@@ -75,14 +75,8 @@ class WorkerEnded:
 class FindingReported:
     """An artifact was triaged into a finding: new to the database, known from earlier, or a repeat in this run."""
 
-    signature: str
-    target: str
-    outcome: str
-    rule: str | None
-    title: str
+    finding: Finding
     kind: str  # new | known | duplicate
-    folder: str
-    repro: str
 
 
 @dataclass

@@ -2,11 +2,14 @@
 
 A finding is first `new` (found by the campaign that first saw it), then `reproducing` (a later campaign saw it
 again or replayed it and it still fails) or `fixed` (a later campaign replayed it and it passed); a fixed finding
-found again is `reproducing` once more, with a `reopened` sighting. Each record keeps the minimized input, so a
-finding can be replayed after its run folder is gone.
+found again is `reproducing` once more, with a `reopened` sighting. Each record keeps the finding whole (its
+minimized input too, so it can be replayed after its run folder is gone) with that bookkeeping next to it.
 
 The interface is small on purpose (fetch, save, records; the same for runs; a log of sightings): everything else
 is built on it. Each call opens its own connection, so the campaign's threads can share one database.
+
+The schema's version is SQLite's user_version. Version 1 (user_version 0: the first layout, one column per field
+of the finding) is migrated in place when opened; a database of a newer version is refused (FindingsDBError).
 """
 
 from __future__ import annotations
@@ -19,34 +22,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.campaign.finding import Finding
+
 NEW, REPRODUCING, FIXED = "new", "reproducing", "fixed"
 STATUSES = (NEW, REPRODUCING, FIXED)
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS findings (
+SCHEMA_VERSION = 2
+_TABLES = (
+    """CREATE TABLE IF NOT EXISTS findings (
     signature TEXT PRIMARY KEY,
-    target TEXT NOT NULL,
-    target_ref TEXT NOT NULL,
-    outcome TEXT NOT NULL,
-    rule TEXT,
-    title TEXT NOT NULL DEFAULT '',
-    frames TEXT NOT NULL DEFAULT '[]',
-    driver TEXT NOT NULL,
-    faults TEXT NOT NULL DEFAULT '[]',
+    finding TEXT NOT NULL,
     status TEXT NOT NULL,
     first_seen TEXT NOT NULL,
     first_run TEXT NOT NULL,
     last_seen TEXT NOT NULL,
     last_run TEXT NOT NULL,
     fixed_run TEXT,
-    hits INTEGER NOT NULL DEFAULT 0,
-    input BLOB,
-    case_json TEXT,
-    traceback TEXT NOT NULL DEFAULT '',
-    minimized TEXT NOT NULL DEFAULT '',
-    folder TEXT NOT NULL DEFAULT ''
-);
-CREATE TABLE IF NOT EXISTS runs (
+    hits INTEGER NOT NULL DEFAULT 0
+)""",
+    """CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
     folder TEXT NOT NULL,
     started TEXT NOT NULL,
@@ -55,15 +49,19 @@ CREATE TABLE IF NOT EXISTS runs (
     faults TEXT NOT NULL DEFAULT '[]',
     targets TEXT NOT NULL DEFAULT '[]',
     budget_s REAL NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS sightings (
+)""",
+    """CREATE TABLE IF NOT EXISTS sightings (
     run TEXT NOT NULL,
     signature TEXT NOT NULL,
     time TEXT NOT NULL,
     what TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS sightings_by_run ON sightings (run);
-"""
+)""",
+    "CREATE INDEX IF NOT EXISTS sightings_by_run ON sightings (run)",
+)
+
+
+class FindingsDBError(RuntimeError):
+    """The database cannot be used by this nnfuzz (a newer schema): say which file and what to do."""
 
 
 def now() -> str:
@@ -73,37 +71,20 @@ def now() -> str:
 
 @dataclass
 class FindingRecord:
-    """One signature's entry."""
+    """A finding as the database keeps it: the finding, and its status and sightings across campaigns."""
 
-    signature: str
-    target: str
-    target_ref: str
-    outcome: str
-    rule: str | None
-    title: str
-    driver: str
+    finding: Finding
     status: str
     first_seen: str
     first_run: str
     last_seen: str
     last_run: str
-    frames: list[str] = field(default_factory=list)
-    faults: list[str] = field(default_factory=list)
     fixed_run: str | None = None
     hits: int = 0
-    input: bytes | None = None  # the (minimized) raw fuzzer input, when there is one
-    case: dict | None = None  # the (minimized) case JSON
-    traceback: str = ""
-    minimized: str = ""  # how: "structural", "libfuzzer", "none"
-    folder: str = ""  # the finding folder it was stored in
 
-    def to_json(self, with_input: bool = False) -> dict:
-        """A JSON-ready dict (the input as hex only when asked)."""
-        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("input", "case")}
-        if with_input:
-            d["input_hex"] = self.input.hex() if self.input is not None else None
-            d["case"] = self.case
-        return d
+    def to_json(self, content: bool = False) -> dict:
+        """The finding's JSON (with its input, case and traceback when asked) and the bookkeeping, in one dict."""
+        return {**self.finding.to_json(content), **{k: getattr(self, k) for k in _BOOKKEEPING}}
 
 
 @dataclass
@@ -120,10 +101,11 @@ class RunRecord:
     budget_s: float = 0.0
 
 
-_FINDING_COLUMNS = (
-    "signature target target_ref outcome rule title frames driver faults status first_seen first_run last_seen "
-    "last_run fixed_run hits input case_json traceback minimized folder"
-).split()
+_BOOKKEEPING = "status first_seen first_run last_seen last_run fixed_run hits".split()
+_FINDING_COLUMNS = ["signature", "finding", *_BOOKKEEPING]
+_SAVE_FINDING = (
+    f"INSERT OR REPLACE INTO findings ({', '.join(_FINDING_COLUMNS)}) VALUES ({', '.join('?' * len(_FINDING_COLUMNS))})"
+)
 _RUN_COLUMNS = "id folder started ended driver faults targets budget_s".split()
 
 
@@ -133,8 +115,19 @@ class FindingsDB:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # One process at a time creates or migrates the schema; the others then find it done.
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                _prepare_schema(db, self.path)
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            db.close()
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -159,13 +152,8 @@ class FindingsDB:
 
     def save(self, record: FindingRecord) -> None:
         """Insert or replace a record."""
-        values = _finding_row(record)
         with self._connect() as db:
-            db.execute(
-                f"INSERT OR REPLACE INTO findings ({', '.join(_FINDING_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_FINDING_COLUMNS))})",
-                values,
-            )
+            db.execute(_SAVE_FINDING, _finding_row(record))
 
     def records(self, status: str | None = None) -> list[FindingRecord]:
         """Every record (of one status, when given), most recently seen first."""
@@ -218,36 +206,63 @@ class FindingsDB:
 
 
 def _finding_row(r: FindingRecord) -> tuple:
-    return (
-        r.signature,
-        r.target,
-        r.target_ref,
-        r.outcome,
-        r.rule,
-        r.title,
-        json.dumps(r.frames),
-        r.driver,
-        json.dumps(list(r.faults)),
-        r.status,
-        r.first_seen,
-        r.first_run,
-        r.last_seen,
-        r.last_run,
-        r.fixed_run,
-        r.hits,
-        r.input,
-        json.dumps(r.case, sort_keys=True) if r.case is not None else None,
-        r.traceback,
-        r.minimized,
-        r.folder,
-    )
+    finding = json.dumps(r.finding.to_json(content=True), sort_keys=True)
+    return (r.finding.signature, finding, *(getattr(r, k) for k in _BOOKKEEPING))
 
 
 def _finding(row: tuple) -> FindingRecord:
-    d = dict(zip(_FINDING_COLUMNS, row))
-    case_json = d.pop("case_json")
-    d["frames"] = json.loads(d["frames"])
-    d["faults"] = json.loads(d["faults"])
-    d["case"] = json.loads(case_json) if case_json else None
-    d["input"] = bytes(d["input"]) if d["input"] is not None else None
-    return FindingRecord(**d)
+    _, finding, *bookkeeping = row
+    return FindingRecord(Finding.from_json(json.loads(finding)), **dict(zip(_BOOKKEEPING, bookkeeping)))
+
+
+def _prepare_schema(db: sqlite3.Connection, path: Path) -> None:
+    """Create the tables, or bring those of an older version up to this one (inside the caller's transaction)."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise FindingsDBError(
+            f"{path} is a findings database of schema {version}, written by a newer nnfuzz (this one reads up to "
+            f"{SCHEMA_VERSION}): use that version, or another --db"
+        )
+    columns = {row[1] for row in db.execute("PRAGMA table_info(findings)")}
+    legacy = version < SCHEMA_VERSION and "target_ref" in columns
+    if legacy:
+        db.execute("ALTER TABLE findings RENAME TO findings_v1")
+    for statement in _TABLES:
+        db.execute(statement)
+    if legacy:
+        rows = db.execute(f"SELECT {', '.join(_V1_COLUMNS)} FROM findings_v1").fetchall()
+        db.executemany(_SAVE_FINDING, [_finding_row(_from_v1(row)) for row in rows])
+        db.execute("DROP TABLE findings_v1")
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+# Schema 1: one column per field of what was then FindingRecord.
+_V1_COLUMNS = (
+    "signature target target_ref outcome rule title frames driver faults status first_seen first_run last_seen "
+    "last_run fixed_run hits input case_json traceback minimized folder"
+).split()
+
+
+def _from_v1(row: tuple) -> FindingRecord:
+    """The record a schema-1 row holds, its finding placed in the folder the row names."""
+    d = dict(zip(_V1_COLUMNS, row))
+    finding = Finding(
+        signature=d["signature"],
+        target=d["target"],
+        target_ref=d["target_ref"],
+        outcome=d["outcome"],
+        rule=d["rule"],
+        title=d["title"],
+        frames=json.loads(d["frames"]),
+        driver=d["driver"],
+        faults=json.loads(d["faults"]),
+        minimized=d["minimized"] or "none",
+        input=bytes(d["input"]) if d["input"] is not None else None,
+        case=json.loads(d["case_json"]) if d["case_json"] else None,
+        traceback=d["traceback"],
+    )
+    if d["folder"]:
+        # A finding folder is runs/<run>/findings/<signature>: the run that stored it is two levels up.
+        folder = Path(d["folder"])
+        finding = finding.placed(folder, folder.parent.parent.name)
+    return FindingRecord(finding, **{k: d[k] for k in _BOOKKEEPING})

@@ -11,12 +11,11 @@ import os
 from pathlib import Path
 
 from harness.campaign.config import CampaignConfig
-from harness.campaign.findings_db import FIXED, FindingRecord, FindingsDB, RunRecord
+from harness.campaign.finding import FOLDER_FILES, Finding, stored_findings
+from harness.campaign.findings_db import FIXED, NEW, FindingRecord, FindingsDB, RunRecord
 from harness.campaign.folder import RunFolder, atomic_write_json, atomic_write_text
-from harness.campaign.triage import FINDING_FILE
 
 REPORT_VERSION = 1
-_FILES = ("case.json", "input.bin", "original.bin", "traceback.txt", FINDING_FILE)
 
 
 def _percent(part: int | None, whole: int | None) -> float | None:
@@ -28,29 +27,15 @@ def _link(run: RunFolder, path: Path) -> str:
     return os.path.relpath(path.resolve(), run.root.resolve())
 
 
-def _stored_findings(run: RunFolder) -> dict[str, dict]:
-    stored = {}
-    if run.findings.is_dir():
-        for folder in sorted(run.findings.iterdir()):
-            info = folder / FINDING_FILE
-            if info.is_file():
-                stored[folder.name] = json.loads(info.read_text())
-    return stored
-
-
-def _finding_row(run: RunFolder, signature: str, info: dict | None, record: FindingRecord | None, hits: int) -> dict:
-    folder = run.finding(signature) if info is not None else (Path(record.folder) if record and record.folder else None)
+def _finding_row(run: RunFolder, finding: Finding, stored: bool, record: FindingRecord | None, hits: int) -> dict:
+    """A finding of the report: the finding (stored in this run's folder, or the database's) and its status."""
+    folder = run.finding(finding.signature) if stored else (Path(finding.folder) if finding.folder else None)
     files = {}
     if folder is not None and folder.is_dir():
-        files = {name: _link(run, folder / name) for name in _FILES if (folder / name).is_file()}
-    source = info or {}
+        files = {name: _link(run, folder / name) for name in FOLDER_FILES if (folder / name).is_file()}
     return {
-        "signature": signature,
-        "target": source.get("target") or (record.target if record else ""),
-        "outcome": source.get("outcome") or (record.outcome if record else ""),
-        "rule": source.get("rule") or (record.rule if record else None),
-        "title": source.get("title") or (record.title if record else ""),
-        "status": record.status if record else "new",
+        **finding.to_json(content=False),
+        "status": record.status if record else NEW,
         "new": bool(record and record.first_run == run.name),
         "first_seen": record.first_seen if record else None,
         "first_run": record.first_run if record else run.name,
@@ -58,9 +43,6 @@ def _finding_row(run: RunFolder, signature: str, info: dict | None, record: Find
         "fixed_run": record.fixed_run if record else None,
         "hits": hits,
         "total_hits": record.hits if record else hits,
-        "minimized": source.get("minimized") or (record.minimized if record else ""),
-        "sizes": source.get("sizes"),
-        "repro": source.get("repro", ""),
         "files": files,
     }
 
@@ -79,21 +61,22 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
     state = run.read_json(run.state, {}) or {}
     timeline = list(run.timeline)
     journal = list(run.triage_journal)
-    stored = _stored_findings(run)
-    records = {r.signature: r for r in db.records()}
+    stored = stored_findings(run.findings)
+    records = {r.finding.signature: r for r in db.records()}
     sightings = db.sightings(run.name)
 
     hits: dict[str, int] = {}
     for entry in journal:
         if entry.get("signature"):
             hits[entry["signature"]] = hits.get(entry["signature"], 0) + 1
-    rows = {sig: _finding_row(run, sig, info, records.get(sig), hits.get(sig, 0)) for sig, info in stored.items()}
+    rows = {sig: _finding_row(run, f, True, records.get(sig), hits.get(sig, 0)) for sig, f in stored.items()}
     rechecked: dict[str, str] = {}
     for _, signature, _, what in sightings:
-        if what in ("reproducing", "fixed", "reopened"):
+        # A sighting is logged for a record it saved: the record is there.
+        if what in ("reproducing", "fixed", "reopened") and signature in records:
             rechecked[signature] = what
             if signature not in rows:
-                rows[signature] = _finding_row(run, signature, None, records.get(signature), 0)
+                rows[signature] = _finding_row(run, records[signature].finding, False, records[signature], 0)
     for signature, what in rechecked.items():
         rows[signature]["rechecked"] = what
     findings = sorted(rows.values(), key=lambda r: (not r["new"], r["status"] == FIXED, r["target"], r["signature"]))

@@ -1,10 +1,11 @@
 """Triage: every libFuzzer artifact replayed alone, named by its verdict's signature, deduplicated, minimized, stored.
 
-An artifact whose signature this run already stored is a duplicate (counted). A signature new to this run is
-stored once as a finding folder (input.bin, case.json, traceback.txt, finding.json with the repro commands),
-written atomically, then recorded in the findings database: minimized afresh when the database has never seen
-it, taken from the database when an earlier campaign found it. Each artifact is journalled when it is done, so a
-campaign killed half-way resumes with the artifacts it had not finished and loses none it had.
+An artifact whose signature this run already stored is a duplicate (counted). A signature new to this run becomes
+a Finding (harness.campaign.finding), stored once as a finding folder (input.bin, case.json, traceback.txt,
+finding.json with the repro commands), written atomically, then recorded in the findings database: minimized afresh
+when the database has never seen it, taken from the database when an earlier campaign found it. Each artifact is
+journalled when it is done, so a campaign killed half-way resumes with the artifacts it had not finished and loses
+none it had. `triage_artifacts` does the same for a run that is not a campaign (`nnfuzz fuzz`).
 
 `recheck_known` is the progression check: each finding of the database replayed on the current driver is still
 reproducing, or fixed.
@@ -12,46 +13,26 @@ reproducing, or fixed.
 
 from __future__ import annotations
 
-import json
-import shlex
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.campaign.config import CampaignConfig, TargetSpec
 from harness.campaign.events import Event, FindingReported, KnownRechecked, Unreproduced
+from harness.campaign.finding import Finding, folder_files, read_folder, stored_findings
 from harness.campaign.findings_db import FIXED, NEW, REPRODUCING, FindingRecord, FindingsDB, now
 from harness.campaign.folder import RunFolder, publish_folder, remove_leftovers
 from harness.campaign.minimize import libfuzzer_minimize, reduce_case
-from harness.drivers import DEFAULT_DRIVER
+from harness.oracle.verdict import Verdict
 from harness.runner import RunResult, UnknownTarget, WorkerPool, WorkerStartError, decode_bytes, resolve_target
 from harness.runner.libfuzzer import FINDING_PREFIXES
-
-FINDING_FILE = "finding.json"
+from harness.runner.replay import shown_path
 
 
 def replay_timeout(config: CampaignConfig) -> float:
     """How long an isolated replay may take: longer than libFuzzer's per-input limit, so a hang is named."""
     return max(2.0 * config.timeout_s, 20.0)
-
-
-def shown_path(path: Path) -> str:
-    """A path as a command line shows it: relative to the working directory when under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
-def repro_command(path: Path, target_ref: str, driver: str, faults: Sequence[str]) -> str:
-    """The `nnfuzz repro` command line of a stored input."""
-    words = ["nnfuzz", "repro", shown_path(path), "--target", target_ref]
-    if driver != DEFAULT_DRIVER:
-        words += ["--driver", driver]
-    if faults:
-        words += ["--faults", ",".join(faults)]
-    return shlex.join(words)
 
 
 def artifact_kind(path: Path) -> str:
@@ -77,15 +58,8 @@ def artifacts(run: RunFolder, spec: TargetSpec, min_age_s: float = 0.0) -> list[
     return [p for *_, p in sorted(found)]
 
 
-@dataclass
-class Minimized:
-    """A finding's smallest known form."""
-
-    data: bytes | None
-    case: dict | None
-    method: str  # structural | libfuzzer | none
-    traceback: str
-    runs: int = 0
+class TriageError(RuntimeError):
+    """Nothing can be replayed: the driver does not start (the artifact stays for a later run)."""
 
 
 class Triage:
@@ -112,12 +86,8 @@ class Triage:
             self.done.add(entry["artifact"])
             if entry.get("signature"):
                 self.hits[entry["signature"]] = self.hits.get(entry["signature"], 0) + 1
-        self.stored: dict[str, dict] = {}
-        if run.findings.is_dir():
-            for folder in run.findings.iterdir():
-                info = folder / FINDING_FILE
-                if info.is_file():
-                    self.stored[folder.name] = json.loads(info.read_text())
+        # Whole (with their input, case and traceback), as the findings this run stores next.
+        self.stored: dict[str, Finding] = stored_findings(run.findings, content=True)
 
     def close(self) -> None:
         """Stop the replay workers."""
@@ -140,41 +110,45 @@ class Triage:
 
     # -- one artifact ---------------------------------------------------------------------------------------------
 
-    def triage(self, spec: TargetSpec, artifact: Path) -> None:
-        """Replay, name, deduplicate, minimize and store one artifact (nothing if it was done before)."""
+    def triage(self, spec: TargetSpec, artifact: Path) -> Verdict | None:
+        """Replay, name, deduplicate, minimize and store one artifact: its verdict (None if it was done before)."""
         key = self.key(spec, artifact)
         if key in self.done:
-            return
+            return None
         data = artifact.read_bytes()
         try:
             result = self.pool.run(spec.ref, data)
         except WorkerStartError as exc:
             # The driver cannot even start: nothing can be named; the artifact stays for a later resume.
-            raise RuntimeError(f"cannot replay {artifact}: {exc}") from exc
+            raise TriageError(f"cannot replay {artifact}: {exc}") from exc
         verdict = result.verdict
         entry = {"artifact": key, "kind": artifact_kind(artifact), "time": now()}
         if verdict.ok:
             self._journal({**entry, "outcome": "unreproduced"})
             self.emit(Unreproduced(spec.name, str(artifact)))
-            return
+            return verdict
         signature = verdict.signature
         if signature in self.stored:
             self._count(signature)
             self._journal({**entry, "outcome": verdict.outcome.value, "signature": signature, "as": "duplicate"})
-            self._report(self.stored[signature], "duplicate")
-            return
+            self.emit(FindingReported(self.stored[signature], "duplicate"))
+            return verdict
+        named = Finding.named(verdict, spec.name, spec.ref, self.config.driver, self.config.faults)
         record = self.db.fetch(signature)
         # A fixed finding's stored input no longer fails: this artifact is the one to keep (minimized afresh).
-        if record is not None and record.status != FIXED and (record.input is not None or record.case is not None):
+        if record is not None and record.status != FIXED and record.finding.payload is not None:
             # Found by an earlier campaign: its minimized form is in the database already.
-            traceback_text = record.traceback or result.traceback_text
-            minimized = Minimized(record.input, record.case, record.minimized or "none", traceback_text)
+            known = record.finding
+            traceback_text = known.traceback or result.traceback_text
+            found = _reproduced(named, known.input, known.case, known.minimized or "none", traceback_text)
         else:
-            minimized = self._minimize(spec, data, result)
-        info = self._store(spec, artifact, data, result, minimized)
-        self._record(spec, info, minimized, record)
-        self._journal({**entry, "outcome": verdict.outcome.value, "signature": signature, "as": info["first"]})
-        self._report(info, info["first"])
+            found = self._minimize(spec, data, result, named)
+        finding = self._store(artifact, data, found)
+        kind = "known" if record is not None else "new"
+        self._record(finding, record)
+        self._journal({**entry, "outcome": verdict.outcome.value, "signature": signature, "as": kind})
+        self.emit(FindingReported(finding, kind))
+        return verdict
 
     def skip(self, spec: TargetSpec, artifact: Path, reason: str) -> None:
         """Journal an artifact as not replayed (it stays on disk)."""
@@ -202,28 +176,15 @@ class Triage:
         self.run.triage_journal.append(entry)
         self.done.add(entry["artifact"])
 
-    def _report(self, info: dict, kind: str) -> None:
-        self.emit(
-            FindingReported(
-                info["signature"],
-                info["target"],
-                info["outcome"],
-                info["rule"],
-                info["title"],
-                kind,
-                info["folder"],
-                info["repro"],
-            )
-        )
-
     # -- minimizing ---------------------------------------------------------------------------------------------------
 
-    def _minimize(self, spec: TargetSpec, data: bytes, result: RunResult) -> Minimized:
+    def _minimize(self, spec: TargetSpec, data: bytes, result: RunResult, named: Finding) -> Finding:
+        """The finding reproduced by the smallest input found in the time allowed (the artifact itself at worst)."""
         signature = result.verdict.signature
         deadline = time.monotonic() + self.config.minimize_s
         case = result.case if result.case is not None else self._decode(spec, data)
         if self.config.minimize_s <= 0:
-            return Minimized(data, case, "none", result.traceback_text)
+            return _reproduced(named, data, case, "none", result.traceback_text)
         if case is not None:
             again = self._replay(spec, case)
             if again is not None and again.verdict.signature == signature:
@@ -245,7 +206,7 @@ class Triage:
 
                 reduction = reduce_case(case, still_fails, deadline)
                 method = "structural" if reduction.accepted else "none"
-                return Minimized(data, reduction.case, method, last["result"].traceback_text, reduction.runs)
+                return _reproduced(named, data, reduction.case, method, last["result"].traceback_text)
         if not self.should_stop():
             work = self.run.root / "minimize" / signature
             smaller = libfuzzer_minimize(
@@ -265,8 +226,8 @@ class Triage:
                     and again.verdict.signature == signature
                     and self._same_baseline(spec, smaller, baseline)
                 ):
-                    return Minimized(smaller, again.case or case, "libfuzzer", again.traceback_text)
-        return Minimized(data, case, "none", result.traceback_text)
+                    return _reproduced(named, smaller, again.case or case, "libfuzzer", again.traceback_text)
+        return _reproduced(named, data, case, "none", result.traceback_text)
 
     def _decode(self, spec: TargetSpec, data: bytes) -> dict | None:
         """The case JSON of fuzzer bytes, decoded here (harness code only) when the replay died before saying."""
@@ -305,92 +266,33 @@ class Triage:
 
     # -- storing ------------------------------------------------------------------------------------------------------
 
-    def _store(self, spec: TargetSpec, artifact: Path, data: bytes, result: RunResult, m: Minimized) -> dict:
-        verdict = result.verdict
-        folder = self.run.finding(verdict.signature)
-        config = self.config
-        files: dict[str, bytes] = {"original.bin": data}
-        if m.data is not None:
-            files["input.bin"] = m.data
-        if m.case is not None:
-            files["case.json"] = (json.dumps(m.case, indent=1, sort_keys=True) + "\n").encode()
-        files["traceback.txt"] = (m.traceback or "(no traceback: the verdict comes from the oracle)\n").encode()
-        # The primary repro is the smallest faithful form: the reduced case, else the (minimized) bytes.
-        primary = "case.json" if m.method == "structural" and m.case is not None else "input.bin"
-        if primary not in files:
-            primary = "case.json" if "case.json" in files else "original.bin"
-        repros = {
-            name: repro_command(folder / name, spec.ref, config.driver, config.faults)
-            for name in ("case.json", "input.bin")
-            if name in files
-        }
-        record = self.db.fetch(verdict.signature)
-        info = {
-            "signature": verdict.signature,
-            "target": spec.name,
-            "target_ref": spec.ref,
-            "outcome": verdict.outcome.value,
-            "rule": verdict.rule,
-            "title": verdict.title,
-            "details": verdict.details,
-            "frames": list(verdict.frames),
-            "driver": config.driver,
-            "faults": list(config.faults),
-            "run": self.run.name,
-            "artifact": shown_path(artifact),
-            "minimized": m.method,
-            "sizes": {"original": len(data), "input": len(m.data) if m.data is not None else None},
-            "repro": repros.get(primary, repro_command(folder / primary, spec.ref, config.driver, config.faults)),
-            "repros": repros,
-            "folder": shown_path(folder),
-            "first": "known" if record is not None else "new",
-            "stored": now(),
-        }
-        files[FINDING_FILE] = (json.dumps(info, indent=1, sort_keys=True) + "\n").encode()
-        if not publish_folder(files, folder):
-            info = json.loads((folder / FINDING_FILE).read_text())  # stored before a kill: keep that one
-        self.stored[verdict.signature] = info
-        self.hits[verdict.signature] = self.hits.get(verdict.signature, 0) + 1
-        return info
+    def _store(self, artifact: Path, data: bytes, finding: Finding) -> Finding:
+        """Publish the finding's folder in this run (or take the one stored before a kill)."""
+        folder = self.run.finding(finding.signature)
+        sizes = {"original": len(data), "input": len(finding.input) if finding.input is not None else None}
+        finding = finding.placed(folder, self.run.name)
+        finding = replace(finding, artifact=shown_path(artifact), sizes=sizes, stored=now())
+        if not publish_folder(folder_files(finding, data), folder):
+            finding = read_folder(folder, content=True)  # stored before a kill: keep that one
+        self.stored[finding.signature] = finding
+        self.hits[finding.signature] = self.hits.get(finding.signature, 0) + 1
+        return finding
 
-    def _record(self, spec: TargetSpec, info: dict, m: Minimized, record: FindingRecord | None) -> None:
+    def _record(self, finding: Finding, record: FindingRecord | None) -> None:
         stamp = now()
         run = self.run.name
         if record is None:
-            record = FindingRecord(
-                signature=info["signature"],
-                target=spec.name,
-                target_ref=spec.ref,
-                outcome=info["outcome"],
-                rule=info["rule"],
-                title=info["title"],
-                driver=self.config.driver,
-                status=NEW,
-                first_seen=stamp,
-                first_run=run,
-                last_seen=stamp,
-                last_run=run,
-                frames=info["frames"],
-                faults=list(self.config.faults),
-                hits=1,
-                input=m.data,
-                case=m.case,
-                traceback=m.traceback,
-                minimized=m.method,
-                folder=info["folder"],
-            )
-            self.db.save(record)
-            self.db.log(run, record.signature, "found")
+            self.db.save(FindingRecord(finding, NEW, stamp, run, stamp, run, hits=1))
+            self.db.log(run, finding.signature, "found")
             return
         reopened = record.status == FIXED
         if record.first_run != run:
             record.status = REPRODUCING
         record.last_seen, record.last_run, record.hits = stamp, run, record.hits + 1
-        if reopened or (record.input is None and record.case is None):
-            record.input, record.case, record.traceback, record.minimized = m.data, m.case, m.traceback, m.method
-        record.folder = info["folder"]
+        # The stored finding: the database's own input when it had one that still fails, else a new one.
+        record.finding = finding
         self.db.save(record)
-        self.db.log(run, record.signature, "reopened" if reopened else "seen")
+        self.db.log(run, finding.signature, "reopened" if reopened else "seen")
 
     # -- progression ----------------------------------------------------------------------------------------------
 
@@ -399,17 +301,18 @@ class Triage:
         names = set(names)
         results = []
         for record in self.db.records():
-            if record.target not in names or record.driver != self.config.driver or self.should_stop():
+            finding = record.finding
+            if finding.target not in names or finding.driver != self.config.driver or self.should_stop():
                 continue
-            payload = _replayable(record)
+            payload = finding.payload
             if payload is None:
                 continue
             try:
-                resolve_target(record.target_ref)
-                replayed = self.pool.run(record.target_ref, payload)
+                resolve_target(finding.target_ref)
+                replayed = self.pool.run(finding.target_ref, payload)
             except (UnknownTarget, ValueError):
                 continue
-            reproduces = replayed.verdict.signature == record.signature
+            reproduces = replayed.verdict.signature == finding.signature
             was = record.status
             if reproduces:
                 record.status = REPRODUCING if record.first_run != self.run.name else NEW
@@ -421,15 +324,38 @@ class Triage:
                 record.status, record.fixed_run = FIXED, self.run.name
                 what = "fixed"
             self.db.save(record)
-            self.db.log(self.run.name, record.signature, what)
-            event = KnownRechecked(record.signature, record.target, record.rule, record.status)
+            self.db.log(self.run.name, finding.signature, what)
+            event = KnownRechecked(finding, record.status)
             results.append(event)
             self.emit(event)
         return results
 
 
-def _replayable(record: FindingRecord) -> bytes | dict | None:
-    """The stored form of a finding to replay: the reduced case when it was reduced, else the bytes."""
-    if record.minimized == "structural" and record.case is not None:
-        return record.case
-    return record.input if record.input is not None else record.case
+def _reproduced(named: Finding, data: bytes | None, case: dict | None, method: str, traceback: str) -> Finding:
+    """A named finding with what reproduces it: the input, the case, how they were minimized, the traceback."""
+    return replace(named, input=data, case=case, minimized=method, traceback=traceback)
+
+
+@dataclass
+class Triaged:
+    """What the triage of a run's artifacts found."""
+
+    verdicts: dict[Path, Verdict]  # each artifact replayed: its verdict
+    findings: dict[str, Finding]  # the findings of the run, by signature
+
+
+def triage_artifacts(
+    config: CampaignConfig, spec: TargetSpec, paths: Sequence[Path], emit: Callable[[Event], None] = lambda e: None
+) -> Triaged:
+    """Triage artifacts of one target into the run folder config.out_dir, recorded in config.db_path, as a campaign
+    does (for a run that is not one: `nnfuzz fuzz`); TriageError if the driver does not start."""
+    triage = Triage(config, RunFolder(config.out_dir), FindingsDB(config.db_path), emit)
+    try:
+        verdicts = {}
+        for path in paths:
+            verdict = triage.triage(spec, path)
+            if verdict is not None:
+                verdicts[path] = verdict
+        return Triaged(verdicts, dict(triage.stored))
+    finally:
+        triage.close()

@@ -8,9 +8,9 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from harness.drivers import DEFAULT_DRIVER, DriverSpecError
+from harness.cli.options import Misuse, add_driver, command, names, parse
 
-EXIT_OK, EXIT_MISUSE = 0, 2
+EXIT_OK = 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,9 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu", type=int, metavar="N", help="the CPU to run on (default: the first this process may use)"
     )
     parser.add_argument("--no-pin", action="store_true", help="do not restrict the run to one CPU")
-    parser.add_argument(
-        "--driver", default=DEFAULT_DRIVER, metavar="MODULE:FACTORY", help=f"driver (default {DEFAULT_DRIVER})"
-    )
+    add_driver(parser, "driver", env=False)
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the figures as JSON to OUT")
     return parser
 
@@ -39,41 +37,33 @@ def _fmt(x: float | None, spec: str) -> str:
     return "-" if x is None else format(x, spec)
 
 
+@command("bench")
 def main_bench(argv: list[str]) -> int:
     """Run the command."""
     from harness.bench import TargetDone, TargetStarted, one_cpu, report_json, run_bench, usable_cpus
     from harness.runner import UnknownTarget, registered_targets, resolve_target
 
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    targets = [t for arg in args.targets or [] for t in arg.split(",") if t] or sorted(registered_targets())
+    args = parse(build_parser(), argv)
+    targets = names(args.targets) or sorted(registered_targets())
     try:
         for t in targets:
             resolve_target(t)
     except UnknownTarget as exc:
-        print(f"nnfuzz bench: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
 
     if args.cpu is not None and args.cpu not in usable_cpus():
         usable = ", ".join(map(str, sorted(usable_cpus()))) or "none: no CPU affinity here"
-        print(f"nnfuzz bench: CPU {args.cpu} is not one this process may use ({usable})", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(f"CPU {args.cpu} is not one this process may use ({usable})")
 
     def progress(event: TargetStarted | TargetDone) -> None:
         if isinstance(event, TargetStarted):
             print(f"measuring {event.name} for {event.seconds:g} s...", file=sys.stderr, flush=True)
 
-    try:
-        with nullcontext(None) if args.no_pin else one_cpu(args.cpu) as cpu:
-            where = "any CPU" if cpu is None else f"CPU {cpu}"
-            print(f"running on {where}", file=sys.stderr, flush=True)
-            results = run_bench(targets, args.seconds, args.driver, progress)
-    except DriverSpecError as exc:
-        print(f"nnfuzz bench: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+    # A driver spec that loads no driver (DriverSpecError) ends the command as misuse, through `command`.
+    with nullcontext(None) if args.no_pin else one_cpu(args.cpu) as cpu:
+        where = "any CPU" if cpu is None else f"CPU {cpu}"
+        print(f"running on {where}", file=sys.stderr, flush=True)
+        results = run_bench(targets, args.seconds, args.driver, progress)
     print(f"{'target':16} {'exec/s':>10} {'cases':>8} {'failed':>7} {'bare calls/s':>13} {'overhead':>9}")
     for r in results:
         ratio = r.overhead_ratio

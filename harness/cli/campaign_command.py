@@ -14,12 +14,12 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.drivers import DEFAULT_DRIVER
+from harness.cli.options import Misuse, add_driver, add_faults, command, libfuzzer_flags, names, parse
 
 if TYPE_CHECKING:
     from harness.campaign import CampaignConfig
 
-EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FINDINGS, EXIT_INTERRUPTED = 0, 1, 130
 FAIL_ON = ("never", "new", "any")
 
 
@@ -41,13 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--jobs", type=int, metavar="N", help=f"worker processes at once (default: all cores, {os.cpu_count()})"
     )
-    parser.add_argument(
-        "--driver",
-        default=os.environ.get("NNFUZZ_DRIVER") or DEFAULT_DRIVER,
-        metavar="MODULE:FACTORY",
-        help=f"driver to fuzz (default: NNFUZZ_DRIVER or {DEFAULT_DRIVER})",
-    )
-    parser.add_argument("--faults", default=os.environ.get("NNFUZZ_FAULTS", ""), help="faults to start it with, a,b")
+    add_driver(parser, "driver to fuzz")
+    add_faults(parser)
     parser.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/TIMESTAMP/)")
     parser.add_argument(
         "--corpus",
@@ -110,7 +105,8 @@ class Printer:
         elif isinstance(event, ev.PhaseStarted):
             self._line(f"== {event.phase}{': ' + event.detail if event.detail else ''}")
         elif isinstance(event, ev.KnownRechecked):
-            self._line(f"  known finding {event.signature} ({event.target} [{event.rule}]): {event.status}")
+            f = event.finding
+            self._line(f"  known finding {f.signature} ({f.target} [{f.rule}]): {event.status}")
         elif isinstance(event, ev.Tick):
             self._tick(event)
         elif isinstance(event, ev.WorkerEnded) and event.reason == "error":
@@ -143,10 +139,8 @@ class Printer:
         else:
             self.known += 1
             head = "known finding, found again"
-        self._line(
-            f"{head} {event.signature}: {event.target} {event.outcome} [{event.rule}] {event.title}\n"
-            f"    {event.folder}\n    {event.repro}"
-        )
+        f = event.finding
+        self._line(f"{head} {f.signature}: {f.target} {f.outcome} [{f.rule}] {f.title}\n    {f.folder}\n    {f.repro}")
 
     def _tick(self, event) -> None:
         parts = []
@@ -167,14 +161,8 @@ class Printer:
             self._line(line)
 
 
-def _names(values: list[str] | None) -> list[str] | None:
-    if not values:
-        return None
-    return [n.strip() for v in values for n in v.split(",") if n.strip()]
-
-
 def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
-    """The CampaignConfig the options describe (ValueError naming a wrong option)."""
+    """The CampaignConfig the options describe (Misuse naming a wrong option)."""
     from harness.campaign import CampaignConfig, TargetSpec, available_targets, default_db_path, new_run_dir
     from harness.runner import UnknownTarget, resolve_target
     from harness.runner.libfuzzer import CORPUS_DIR
@@ -182,7 +170,7 @@ def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
     if args.resume is not None:
         settings = args.resume / "campaign.json"
         if not settings.is_file():
-            raise ValueError(f"{args.resume} holds no campaign (no campaign.json) to resume")
+            raise Misuse(f"{args.resume} holds no campaign (no campaign.json) to resume")
         config = CampaignConfig.from_json(json.loads(settings.read_text()))
         config.out_dir = args.resume.resolve()
         for option, attr in (("budget_seconds", "budget_s"), ("jobs", "jobs")):
@@ -190,39 +178,39 @@ def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
                 setattr(config, attr, getattr(args, option))
         return config
     known = available_targets()
-    names = _names(args.targets)
-    if names is None:
+    targets = names(args.targets)
+    if not targets:
         # Every target with a script; a script whose target is not registered (yet) is left out, with a word.
-        names = []
         for name in known:
             try:
                 resolve_target(name)
-                names.append(name)
+                targets.append(name)
             except UnknownTarget:
                 print(f"nnfuzz campaign: fuzz/fuzz_{name}.py has no registered target; left out", file=sys.stderr)
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in targets if n not in known]
     if unknown:
-        raise ValueError(f"no fuzz script for target(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    for name in names:
+        raise Misuse(f"no fuzz script for target(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    for name in targets:
         try:
             resolve_target(name)
         except UnknownTarget as exc:
-            raise ValueError(str(exc)) from None
-    if not names:
-        raise ValueError("no target to fuzz")
+            raise Misuse(str(exc)) from None
+    if not targets:
+        raise Misuse("no target to fuzz")
     out = (args.out or new_run_dir()).resolve()
     if (out / "campaign.json").is_file():
-        raise ValueError(f"{out} holds a campaign already: resume it with --resume {out}")
+        raise Misuse(f"{out} holds a campaign already: resume it with --resume {out}")
+    faults = names(args.faults)
     config = CampaignConfig(
-        targets=[TargetSpec.named(n) for n in names],
+        targets=[TargetSpec.named(n) for n in targets],
         out_dir=out,
         driver=args.driver,
-        faults=[f.strip() for f in args.faults.split(",") if f.strip()],
+        faults=faults,
         corpus_root=(args.corpus or CORPUS_DIR).resolve(),
         db_path=(args.db or default_db_path()).resolve(),
         extra_args=extra,
         # Entries found on a driver with planted faults are not for the committed corpus unless asked.
-        merge=args.merge if args.merge is not None else not args.faults.strip(),
+        merge=args.merge if args.merge is not None else not faults,
         coverage=not args.no_coverage,
     )
     if args.budget_seconds is not None:
@@ -236,40 +224,31 @@ def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
     return config
 
 
+@command("campaign")
 def main_campaign(argv: list[str], stream: TextIO | None = None) -> int:
     """Run the command: 0 done, 1 findings (see --fail-on), 2 misuse, 130 stopped before the report."""
-    from harness.campaign import Campaign, CampaignError
+    from harness.campaign import Campaign, CampaignError, FindingsDBError
     from harness.campaign.folder import atomic_write_json
 
-    extra: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1 :]
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    try:
-        config = make_config(args, extra)
-    except ValueError as exc:
-        print(f"nnfuzz campaign: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+    argv, extra = libfuzzer_flags(argv)
+    args = parse(build_parser(), argv)
+    config = make_config(args, extra)
     if config.budget_s <= 0 or config.jobs <= 0:
-        print("nnfuzz campaign: --budget-seconds and --jobs must be positive", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse("--budget-seconds and --jobs must be positive")
     if args.resume is not None:
         atomic_write_json(config.out_dir / "campaign.json", config.to_json())
     printer = Printer(stream or sys.stderr)
-    campaign = Campaign(config, printer)
+    try:
+        campaign = Campaign(config, printer)
+    except FindingsDBError as exc:
+        raise Misuse(str(exc)) from None
     # SIGTERM (a CI job's timeout, `kill`) stops the campaign like Ctrl-C does.
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler) if in_main else None
     try:
         report = campaign.run_campaign()
     except CampaignError as exc:
-        print(f"nnfuzz campaign: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
     except KeyboardInterrupt:
         print(f"\nnnfuzz campaign: stopped; continue with: nnfuzz campaign --resume {config.out_dir}", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from harness.drivers import DEFAULT_DRIVER
+from harness.cli.options import Misuse, add_driver, command, names, parse
 
-EXIT_OK, EXIT_MISSED, EXIT_MISUSE = 0, 1, 2
+EXIT_OK, EXIT_MISSED = 0, 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,9 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--targets", nargs="+", metavar="T", help="targets to run (default: every registered target)")
     parser.add_argument("--list", action="store_true", help="list the fault catalogue and exit")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the report as JSON to OUT")
-    parser.add_argument(
-        "--driver", default=DEFAULT_DRIVER, metavar="MODULE:FACTORY", help=f"driver (default {DEFAULT_DRIVER})"
-    )
+    add_driver(parser, "driver", env=False)
     parser.add_argument(
         "--catalogue", metavar="MODULE", help="module with the fault CATALOGUE (default: the driver's faults)"
     )
@@ -77,8 +75,8 @@ class Printer:
         elif isinstance(event, ev.FalseAlarmSeen):
             a = event.alarm
             w(f"{self._clear()}  false alarm in {a.fault or 'the fault-free run'}: {a.target} [{a.rule}] {a.title}\n")
-            if a.case_file:
-                w(f"    nnfuzz repro {a.case_file}\n")
+            if a.repro:
+                w(f"    {a.repro}\n")
         elif isinstance(event, ev.CleanRunDone):
             w(
                 f"{self._clear()}(fault-free): {event.cases} cases, {event.failing} failed "
@@ -109,21 +107,17 @@ def _print_table(report) -> None:
     print(f"{found} of {len(rows)} faults found; {len(report.false_alarms)} false alarm(s)")
 
 
+@command("evaluate")
 def main_evaluate(argv: list[str]) -> int:
     """Run the command."""
     from harness import evaluate as ev
     from harness.runner import UnknownTarget, WorkerStartError, registered_targets, resolve_target
 
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = parse(build_parser(), argv)
     try:
         catalogue = ev.load_catalogue(args.catalogue or ev.catalogue_module_for(args.driver))
     except (ImportError, AttributeError) as exc:
-        print(f"nnfuzz evaluate: cannot read the fault catalogue: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(f"cannot read the fault catalogue: {exc}") from None
     if args.list:
         _print_catalogue(catalogue)
         if args.json:
@@ -131,23 +125,20 @@ def main_evaluate(argv: list[str]) -> int:
             args.json.write_text(json.dumps({"catalogue": rows}, indent=1) + "\n")
         return EXIT_OK
     if args.faults is not None:
-        wanted = [f.strip() for f in args.faults.split(",") if f.strip()]
+        wanted = names(args.faults)
         by_name = {f.name: f for f in catalogue}
         unknown = [n for n in wanted if n not in by_name]
         if unknown:
-            print(f"nnfuzz evaluate: unknown fault(s) {', '.join(unknown)}; see --list", file=sys.stderr)
-            return EXIT_MISUSE
+            raise Misuse(f"unknown fault(s) {', '.join(unknown)}; see --list")
         catalogue = [by_name[n] for n in wanted]
     targets = args.targets or sorted(registered_targets())
     try:
         for t in targets:
             resolve_target(t)
     except UnknownTarget as exc:
-        print(f"nnfuzz evaluate: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
     if not targets:
-        print("nnfuzz evaluate: no targets", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse("no targets")
     out = args.out or Path("runs") / f"evaluate-{time.strftime('%Y%m%d-%H%M%S')}"
     timeout = args.timeout if args.timeout is not None else ev.DEFAULT_TIMEOUT_S
     config = ev.Config(catalogue, targets, args.driver, args.budget_seconds, timeout, out)
@@ -158,8 +149,7 @@ def main_evaluate(argv: list[str]) -> int:
     try:
         report = ev.evaluate(config, Printer(sys.stdout))
     except WorkerStartError as exc:
-        print(f"nnfuzz evaluate: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
     _print_table(report)
     if args.json:
         args.json.write_text(json.dumps(report.to_json(), indent=1) + "\n")

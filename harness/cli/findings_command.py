@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_MISUSE = 0, 2
+from harness.cli.options import Misuse, command, parse
+
+EXIT_OK = 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,20 +30,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command("findings")
 def main_findings(argv: list[str]) -> int:
     """Run the command."""
-    from harness.campaign import FindingsDB, default_db_path
+    from harness.campaign import FindingsDB, FindingsDBError, default_db_path
 
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    args = parse(build_parser(), argv)
     path = args.db or default_db_path()
     if not path.is_file():
-        print(f"nnfuzz findings: no findings database at {path} (run a campaign first, or pass --db)", file=sys.stderr)
-        return EXIT_MISUSE
-    db = FindingsDB(path)
+        raise Misuse(f"no findings database at {path} (run a campaign first, or pass --db)")
+    try:
+        db = FindingsDB(path)
+    except FindingsDBError as exc:
+        raise Misuse(str(exc)) from None
     if args.runs:
         runs = db.runs()
         if args.json:
@@ -54,23 +54,22 @@ def main_findings(argv: list[str]) -> int:
         return EXIT_OK
     records = db.records(args.status)
     if args.target:
-        records = [r for r in records if r.target == args.target]
+        records = [r for r in records if r.finding.target == args.target]
     if args.show:
-        matches = [r for r in records if r.signature.startswith(args.show)]
+        matches = [r for r in records if r.finding.signature.startswith(args.show)]
         if len(matches) != 1:
-            print(f"nnfuzz findings: {len(matches)} findings match {args.show!r}", file=sys.stderr)
-            return EXIT_MISUSE
+            raise Misuse(f"{len(matches)} findings match {args.show!r}")
         record = matches[0]
         if args.json:
-            print(json.dumps(record.to_json(with_input=True), indent=1, sort_keys=True))
+            print(json.dumps(record.to_json(content=True), indent=1, sort_keys=True))
             return EXIT_OK
         for key, value in record.to_json().items():
-            if key != "traceback":
-                print(f"{key}: {value}")
-        if record.case is not None:
-            print("case:\n" + json.dumps(record.case, indent=1, sort_keys=True))
-        if record.traceback.strip():
-            print("traceback:\n" + record.traceback.rstrip())
+            print(f"{key}: {value}")
+        finding = record.finding
+        if finding.case is not None:
+            print("case:\n" + json.dumps(finding.case, indent=1, sort_keys=True))
+        if finding.traceback.strip():
+            print("traceback:\n" + finding.traceback.rstrip())
         return EXIT_OK
     if args.json:
         print(json.dumps([r.to_json() for r in records], indent=1, sort_keys=True))
@@ -78,17 +77,18 @@ def main_findings(argv: list[str]) -> int:
     if not records:
         print("no findings")
         return EXIT_OK
-    width = max(len("target"), *(len(r.target) for r in records))
+    width = max(len("target"), *(len(r.finding.target) for r in records))
     print(
         f"{'signature':16}  {'status':11}  {'target':{width}}  {'outcome':7}  {'first seen':20}  {'last seen':20}  rule"
     )
     for r in records:
+        f = r.finding
         print(
-            f"{r.signature:16}  {r.status:11}  {r.target:{width}}  {r.outcome:7}  {r.first_seen:20}  {r.last_seen:20}  "
-            f"{r.rule}: {r.title}"
+            f"{f.signature:16}  {r.status:11}  {f.target:{width}}  {f.outcome:7}  {r.first_seen:20}  {r.last_seen:20}  "
+            f"{f.rule}: {f.title}"
         )
-        if r.folder:
-            print(f"{'':18}{r.folder}  (run {r.first_run}{', fixed in ' + r.fixed_run if r.fixed_run else ''})")
+        if f.folder:
+            print(f"{'':18}{f.folder}  (run {r.first_run}{', fixed in ' + r.fixed_run if r.fixed_run else ''})")
     counts = {s: sum(1 for r in records if r.status == s) for s in ("new", "reproducing", "fixed")}
     print(
         f"{len(records)} finding(s): {counts['new']} new, {counts['reproducing']} reproducing, {counts['fixed']} fixed"

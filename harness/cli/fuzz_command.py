@@ -1,21 +1,31 @@
-"""`nnfuzz fuzz TARGET`: run one Atheris fuzz script for a time budget, with a live status line; list the findings."""
+"""`nnfuzz fuzz TARGET`: run one Atheris fuzz script for a time budget, with a live status line; list the findings.
+
+What the fuzzer wrote is triaged as a campaign does (harness.campaign.triage): each file replayed alone, named by
+its verdict's signature, each signature minimized and stored as a finding folder under OUT/findings/, next to
+libFuzzer's files. The run keeps its own findings database (OUT/findings.sqlite, for `nnfuzz findings --db`), not
+the campaigns' one: a one-off run, often on planted faults, must not make a campaign's new finding a known one.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import shlex
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from harness.drivers import DEFAULT_DRIVER
+from harness.cli.options import Misuse, add_driver, add_faults, command, libfuzzer_flags, names, parse
 
-EXIT_OK, EXIT_FINDINGS, EXIT_MISUSE = 0, 1, 2
+if TYPE_CHECKING:
+    from harness.campaign import Finding
+    from harness.campaign.triage import Triaged
+
+EXIT_OK, EXIT_FINDINGS = 0, 1
 DEFAULT_TRIAGE = 20
+DEFAULT_MINIMIZE_S = 30.0
+FINDINGS_DB = "findings.sqlite"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,13 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="seed corpus, read only (default corpus/TARGET); new inputs go to OUT/corpus",
     )
     parser.add_argument("--out", type=Path, metavar="DIR", help="run folder (default runs/fuzz-TARGET-TIMESTAMP/)")
-    parser.add_argument(
-        "--driver",
-        default=os.environ.get("NNFUZZ_DRIVER") or DEFAULT_DRIVER,
-        metavar="MODULE:FACTORY",
-        help=f"driver to fuzz (default: NNFUZZ_DRIVER or {DEFAULT_DRIVER})",
-    )
-    parser.add_argument("--faults", default=os.environ.get("NNFUZZ_FAULTS", ""), help="faults to start it with, a,b")
+    add_driver(parser, "driver to fuzz")
+    add_faults(parser)
     parser.add_argument("--jobs", type=int, default=1, metavar="N", help="fuzzing processes (libFuzzer -fork=N)")
     parser.add_argument("--keep-going", action="store_true", help="go on after a finding (always so with --jobs > 1)")
     parser.add_argument("--timeout", type=int, default=10, metavar="S", help="time limit of one input (default 10)")
@@ -49,7 +54,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=DEFAULT_TRIAGE,
         metavar="N",
-        help=f"replay up to N findings isolated to name their rule and deduplicate (default {DEFAULT_TRIAGE}; 0: none)",
+        help=f"triage up to N finding files as a campaign does: replayed isolated, named, deduplicated, minimized and "
+        f"stored in OUT/findings/SIGNATURE/ (default {DEFAULT_TRIAGE}; 0: none)",
+    )
+    parser.add_argument(
+        "--minimize-seconds",
+        type=float,
+        default=DEFAULT_MINIMIZE_S,
+        metavar="S",
+        help=f"minimization time per distinct finding (default {DEFAULT_MINIMIZE_S:g}; 0: none)",
     )
     return parser
 
@@ -83,40 +96,39 @@ class StatusLine:
             self.stream.write("\n")
 
 
-def repro_command(path: Path, target: str, driver: str, faults: Sequence[str]) -> str:
-    """The `nnfuzz repro` command line of a finding."""
-    words = ["nnfuzz", "repro", str(path), "--target", target]
-    if driver != DEFAULT_DRIVER:
-        words += ["--driver", driver]
-    if faults:
-        words += ["--faults", ",".join(faults)]
-    return shlex.join(words)
+def triage(args: argparse.Namespace, out: Path, faults: Sequence[str], files: list[Path]) -> Triaged:
+    """Triage up to --triage of the files as a campaign does, into the run folder and its own database."""
+    from harness.campaign import CampaignConfig, TargetSpec
+    from harness.campaign.triage import Triaged, TriageError, triage_artifacts
 
-
-def triage(files: list[Path], target: str, driver: str, faults: Sequence[str], limit: int, timeout_s: float) -> dict:
-    """Replay up to `limit` findings isolated: {file name: verdict JSON} (missing for those not replayed)."""
-    from harness.runner import WorkerPool, WorkerStartError
-
-    verdicts: dict[str, dict] = {}
-    if limit <= 0 or not files:
-        return verdicts
+    files = files[: max(args.triage, 0)]
+    if not files:
+        return Triaged({}, {})
+    spec = TargetSpec.named(args.target)
+    config = CampaignConfig(
+        targets=[spec],
+        out_dir=out,
+        driver=args.driver,
+        faults=faults,
+        db_path=out / FINDINGS_DB,
+        timeout_s=args.timeout,
+        minimize_s=args.minimize_seconds,
+    )
     try:
-        with WorkerPool(driver, faults, timeout_s) as pool:
-            for path in files[:limit]:
-                verdicts[path.name] = pool.run(target, path.read_bytes()).verdict.to_json()
-    except WorkerStartError as exc:
+        return triage_artifacts(config, spec, files)
+    except TriageError as exc:
         print(f"nnfuzz fuzz: cannot replay the findings: {exc}", file=sys.stderr)
-    return verdicts
+        return Triaged({}, {})
 
 
-def _print_findings(findings: list[dict]) -> None:
-    """One entry per distinct verdict (replayed findings), then those not replayed, each with a repro command."""
+def _print_findings(files: list[dict], findings: dict[str, Finding]) -> None:
+    """One entry per distinct finding (replayed files), then the files not replayed, each with a repro command."""
     groups: dict[str, list[dict]] = {}
-    for entry in findings:
+    for entry in files:
         verdict = entry.get("verdict")
         key = verdict["signature"] if verdict else f"unreplayed-{entry['kind']}"
         groups.setdefault(key, []).append(entry)
-    for entries in groups.values():
+    for key, entries in groups.items():
         verdict = entries[0].get("verdict")
         if verdict is None:
             what = f"{entries[0]['kind']} (not replayed)"
@@ -125,14 +137,18 @@ def _print_findings(findings: list[dict]) -> None:
         else:
             what = f"{verdict['outcome']} [{verdict['rule']}] {verdict['title']}"
         print(f"  {what}{f'  x{len(entries)}' if len(entries) > 1 else ''}\n    {entries[0]['repro']}")
-    replayed = [e for e in findings if "verdict" in e]
+        if key in findings:
+            finding = findings[key]
+            print(f"    stored in {finding.folder} (minimized: {finding.minimized}):\n    {finding.repro}")
+    replayed = [e for e in files if "verdict" in e]
     if replayed:
-        distinct = {e["verdict"]["signature"] for e in replayed if e["verdict"]["outcome"] != "SUCCESS"}
-        print(f"{len(distinct)} distinct finding(s) among the {len(replayed)} replayed; all files in summary.json")
+        print(f"{len(findings)} distinct finding(s) among the {len(replayed)} replayed; all files in summary.json")
 
 
+@command("fuzz")
 def main_fuzz(argv: list[str]) -> int:
     """Run the command: 0 when nothing was found, 1 with findings, 2 on misuse or when the fuzzer fails."""
+    from harness.campaign.triage import artifact_kind
     from harness.runner.libfuzzer import (
         CORPUS_DIR,
         FuzzConfig,
@@ -141,28 +157,20 @@ def main_fuzz(argv: list[str]) -> int:
         run_fuzzer,
         summary_json,
     )
+    from harness.runner.replay import repro_command
 
-    extra: list[str] = []
-    if "--" in argv:
-        cut = argv.index("--")
-        argv, extra = argv[:cut], argv[cut + 1 :]
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
+    argv, extra = libfuzzer_flags(argv)
+    args = parse(build_parser(), argv)
     try:
         fuzz_script(args.target)
     except FuzzScriptMissing as exc:
-        print(f"nnfuzz fuzz: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
     if args.budget_seconds <= 0 or args.jobs <= 0:
-        print("nnfuzz fuzz: --budget-seconds and --jobs must be positive", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse("--budget-seconds and --jobs must be positive")
     corpus = (args.corpus or CORPUS_DIR / args.target).resolve()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = (args.out or Path("runs") / f"fuzz-{args.target}-{stamp}").resolve()
-    faults = [f.strip() for f in args.faults.split(",") if f.strip()]
+    faults = names(args.faults)
     config = FuzzConfig(
         target=args.target,
         out_dir=out,
@@ -185,23 +193,23 @@ def main_fuzz(argv: list[str]) -> int:
         f"done in {run.elapsed:.1f} s: {stats.execs} executions ({stats.execs_per_second} exec/s), "
         f"coverage {stats.coverage}, corpus {stats.corpus}, {len(run.findings)} finding file(s)"
     )
-    verdicts = triage(run.findings, args.target, args.driver, faults, args.triage, max(args.timeout, 1))
-    findings = []
+    triaged = triage(args, out, faults, run.findings)
+    files = []
     for path in run.findings:
-        entry = {"file": str(path), "kind": path.name.split("-", 1)[0]}
+        entry = {"file": str(path), "kind": artifact_kind(path)}
         entry["repro"] = repro_command(path, args.target, args.driver, faults)
-        if path.name in verdicts:
-            entry["verdict"] = verdicts[path.name]
-        findings.append(entry)
-    _print_findings(findings)
-    summary = summary_json(config, run, findings)
+        if path in triaged.verdicts:
+            entry["verdict"] = triaged.verdicts[path].to_json()
+        files.append(entry)
+    _print_findings(files, triaged.findings)
+    summary = summary_json(config, run, files)
+    summary["distinct"] = [f.to_json(content=False) for f in triaged.findings.values()]
+    summary["database"] = str(out / FINDINGS_DB) if (out / FINDINGS_DB).is_file() else None
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print(f"summary: {out / 'summary.json'}")
     if run.findings:
         return EXIT_FINDINGS
     if run.exit_code not in (0, None) and not run.interrupted:
         tail = config.log_path.read_text(errors="replace").splitlines()[-15:]
-        print(f"nnfuzz fuzz: the fuzzer exited with code {run.exit_code} without findings:", file=sys.stderr)
-        print("\n".join(tail), file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(f"the fuzzer exited with code {run.exit_code} without findings:\n" + "\n".join(tail))
     return EXIT_OK

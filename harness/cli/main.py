@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-EXIT_MISUSE = 2
+from harness.cli.options import EXIT_MISUSE
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class Command:
 
 
 def _conformance(argv: list[str]) -> int:
-    from harness.conformance.cli import main_conformance
+    from harness.cli.conformance_command import main_conformance
 
     return main_conformance(argv)
 

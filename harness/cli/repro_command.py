@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-from harness.drivers import DEFAULT_DRIVER, DriverSpecError
+from harness.cli.options import Misuse, add_driver, add_faults, command, names, parse
 
-EXIT_OK, EXIT_FAILURE, EXIT_MISUSE = 0, 1, 2
+EXIT_OK, EXIT_FAILURE = 0, 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,17 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", type=Path, metavar="FILE", help="a crash file, a corpus entry or a case JSON")
     parser.add_argument("--target", help="the target of raw bytes (default: from the case or the file's folder)")
-    parser.add_argument(
-        "--driver",
-        default=os.environ.get("NNFUZZ_DRIVER") or DEFAULT_DRIVER,
-        metavar="MODULE:FACTORY",
-        help=f"driver to run (default: NNFUZZ_DRIVER or {DEFAULT_DRIVER})",
-    )
-    parser.add_argument(
-        "--faults",
-        default=os.environ.get("NNFUZZ_FAULTS", ""),
-        help="faults to start it with, a,b (default: NNFUZZ_FAULTS)",
-    )
+    add_driver(parser, "driver to run")
+    add_faults(parser)
     parser.add_argument("--timeout", type=float, default=30.0, metavar="S", help="time limit of the case (default 30)")
     parser.add_argument("--emit-pytest", type=Path, metavar="PATH", help="write a pytest regression test to PATH")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the case and verdict as JSON to OUT")
@@ -40,22 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def parse_faults(text: str) -> list[str]:
-    """A comma-separated fault list."""
-    return [f.strip() for f in text.split(",") if f.strip()]
-
-
+@command("repro")
 def main_repro(argv: list[str]) -> int:
     """Run the command."""
     from harness.runner import UnknownTarget, WorkerStartError, run_isolated
     from harness.runner.replay import InputError, load_input, pytest_source
 
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    faults = parse_faults(args.faults)
+    args = parse(build_parser(), argv)
+    faults = names(args.faults)
     try:
         saved = load_input(args.file, args.target)
         if saved.case is None:
@@ -65,9 +47,8 @@ def main_repro(argv: list[str]) -> int:
             print(f"case ({saved.target}{', from raw fuzzer bytes' if saved.data is not None else ''}):")
             print(saved.case.dumps())
         result = run_isolated(saved.target, saved.payload, args.driver, faults, args.timeout)
-    except (InputError, UnknownTarget, DriverSpecError, WorkerStartError, ValueError) as exc:
-        print(f"nnfuzz repro: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+    except (InputError, UnknownTarget, WorkerStartError, ValueError) as exc:
+        raise Misuse(str(exc)) from None
     verdict = result.verdict
     print(
         f"\nverdict: {verdict.outcome.value}  ({result.elapsed:.3f} s, driver {args.driver}, faults {faults or 'none'})"

@@ -13,7 +13,7 @@ from harness.runner.execute import (
 from harness.runner.pool import (
     DEFAULT_TIMEOUT_S,
     BatchResult,
-    Finding,
+    FailedCase,
     RunResult,
     WorkerPool,
     WorkerStartError,
@@ -23,7 +23,7 @@ from harness.runner.pool import (
 __all__ = [
     "DEFAULT_TIMEOUT_S",
     "BatchResult",
-    "Finding",
+    "FailedCase",
     "Judged",
     "RunResult",
     "UnknownTarget",

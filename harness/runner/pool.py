@@ -57,12 +57,15 @@ class BatchResult:
 
     attempted: int  # seeds tried, including rejected ones
     rejected: int
-    finding: Finding | None = None
+    failed: FailedCase | None = None
 
 
 @dataclass
-class Finding:
-    """A case that did not end in SUCCESS, with everything needed to reproduce it."""
+class FailedCase:
+    """One seeded case that did not end in SUCCESS, with everything needed to run it again.
+
+    Not a finding (harness.campaign.finding): nothing is deduplicated, minimized or stored here.
+    """
 
     seed: int | None
     target: str
@@ -215,7 +218,7 @@ class WorkerPool:
         return RunResult(verdict_from_json(verdict_json), traceback_text, elapsed, case_json)
 
     def run_random(self, targets: Sequence[str], first_seed: int, count: int, seconds: float) -> BatchResult:
-        """Seeded random cases (seed s runs targets[s % len(targets)]) until a finding, `count` seeds or `seconds`."""
+        """Seeded random cases (seed s runs targets[s % len(targets)]) until one fails, `count` seeds or `seconds`."""
         resolved = [resolve_target(ref) for ref in targets]
         self.start()
         answer = self._exchange(
@@ -231,14 +234,14 @@ class WorkerPool:
             case_json = case.to_json() if case else None
             if case is not None:
                 case.close()
-            finding = Finding(seed, target.name, answer.verdict, answer.traceback_text, case_json)
-            return BatchResult(seed - first_seed + 1, 0, finding)
+            failed = FailedCase(seed, target.name, answer.verdict, answer.traceback_text, case_json)
+            return BatchResult(seed - first_seed + 1, 0, failed)
         _, attempted, rejected, found = answer
         if found is None:
             return BatchResult(attempted, rejected)
         verdict = verdict_from_json(found["verdict"])
-        finding = Finding(found["seed"], found["target"], verdict, found["traceback"], found["case"])
-        return BatchResult(attempted, rejected, finding)
+        failed = FailedCase(found["seed"], found["target"], verdict, found["traceback"], found["case"])
+        return BatchResult(attempted, rejected, failed)
 
     def _exchange(self, message: tuple, what: str) -> tuple | _Ended:
         """Send a request and wait for its answer, watching the worker; _Ended if it dies or hangs."""

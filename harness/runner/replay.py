@@ -1,14 +1,17 @@
-"""Replaying a saved input: reading it (raw fuzzer bytes or a case JSON) and writing a regression test for it."""
+"""Replaying a saved input: reading it (raw fuzzer bytes or a case JSON), the `nnfuzz repro` command that replays
+it, and writing a regression test for it."""
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.case import Case
+from harness.drivers import DEFAULT_DRIVER
 from harness.runner.execute import decode_bytes, registered_targets, resolve_target
 from harness.runner.pool import RunResult
 
@@ -68,6 +71,25 @@ def load_input(path: Path, target: str | None = None) -> SavedInput:
             f"({', '.join(sorted(registered_targets()))})"
         )
     return SavedInput(name, raw, decode_bytes(resolve_target(name), raw))
+
+
+def shown_path(path: Path) -> str:
+    """A path as a command line shows it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def repro_command(path: Path, target: str, driver: str = DEFAULT_DRIVER, faults: Sequence[str] = ()) -> str:
+    """The `nnfuzz repro` command line that replays a stored input or case JSON on a driver with faults."""
+    words = ["nnfuzz", "repro", shown_path(path), "--target", target]
+    # The defaults are left out, so that the line reads as what is particular to this input.
+    if driver != DEFAULT_DRIVER:
+        words += ["--driver", driver]
+    if faults:
+        words += ["--faults", ",".join(faults)]
+    return shlex.join(words)
 
 
 def _identifier(text: str) -> str:

@@ -8,13 +8,13 @@ parent sends SIGUSR1 (a hang).
 
 Messages from the parent:
     ("case", target_ref, "bytes" | "case", payload)     run one input
-    ("random", target_refs, first_seed, count, seconds)  run seeded random cases round-robin until a finding
+    ("random", target_refs, first_seed, count, seconds)  run seeded random cases round-robin until one fails
     ("stop",)
 Messages to the parent:
     ("ready",) | ("startup_failed", traceback_text)
     ("start", seed | None, target_name)                  before each case
     ("result", verdict_json, traceback_text, case_json | None, elapsed)
-    ("batch", attempted, rejected, finding | None)       finding: {"seed", "target", "verdict", "traceback", "case"}
+    ("batch", attempted, rejected, failed | None)        failed: {"seed", "target", "verdict", "traceback", "case"}
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def _random(
                 continue
             judged = run_case(target, case, device)
         if not judged.verdict.ok:
-            finding = {
+            failed = {
                 "seed": seed,
                 "target": target.name,
                 "verdict": judged.verdict.to_json(),
@@ -154,7 +154,7 @@ def _random(
             }
             if case is not None:
                 case.close()
-            return ("batch", i + 1, rejected, finding)
+            return ("batch", i + 1, rejected, failed)
         if case is not None:
             case.close()
     return ("batch", count, rejected, None)

@@ -35,7 +35,7 @@ def test_a_planted_bug_is_one_minimized_finding_that_the_next_campaign_without_i
 
     # However many crashing inputs, one signature; each artifact was triaged.
     reported = [e for e in events if isinstance(e, ev.FindingReported)]
-    assert len({e.signature for e in reported}) == 1 and len(reported) >= 2
+    assert len({e.finding.signature for e in reported}) == 1 and len(reported) >= 2
     assert [e.kind for e in reported].count("new") == 1
     [finding] = report["findings"]
     signature = finding["signature"]
@@ -82,14 +82,16 @@ def test_a_planted_bug_is_one_minimized_finding_that_the_next_campaign_without_i
 
     # The next campaign, the bug gone: the finding is replayed first and marked fixed.
     report2, events2 = _run(config(tmp_path / "night2", db, corpus, 3.0, []))
-    assert [(e.signature, e.status) for e in events2 if isinstance(e, ev.KnownRechecked)] == [(signature, FIXED)]
+    rechecked = [(e.finding.signature, e.status) for e in events2 if isinstance(e, ev.KnownRechecked)]
+    assert rechecked == [(signature, FIXED)]
     assert report2["since_last"]["fixed"] == [signature] and report2["since_last"]["previous_run"] == "night1"
     record = FindingsDB(db).fetch(signature)
     assert record.status == FIXED and record.fixed_run == "night2" and record.first_run == "night1"
 
     # Back again: it reproduces at once (reopened) and the fuzzers find it again (still reproducing, not new).
     report3, events3 = _run(config(tmp_path / "night3", db, corpus, 3.0, ["sum_wraps"]))
-    assert [(e.signature, e.status) for e in events3 if isinstance(e, ev.KnownRechecked)] == [(signature, REPRODUCING)]
+    rechecked = [(e.finding.signature, e.status) for e in events3 if isinstance(e, ev.KnownRechecked)]
+    assert rechecked == [(signature, REPRODUCING)]
     assert report3["since_last"]["reopened"] == [signature]
     assert {e.kind for e in events3 if isinstance(e, ev.FindingReported)} <= {"known", "duplicate"}
     assert FindingsDB(db).fetch(signature).status == REPRODUCING
@@ -130,7 +132,7 @@ def test_a_campaign_killed_with_sigkill_resumes_and_loses_no_finding_and_no_corp
         time.sleep(1.0)  # let more artifacts and corpus entries pile up half-processed
         corpus_before = set(entries(run / "targets" / "toy_sum" / "corpus"))
         artifacts_before = set(entries(run / "targets" / "toy_sum" / "findings"))
-        reported_before = {e["signature"] for e in seen if e["event"] == "FindingReported"}
+        reported_before = {e["finding"]["signature"] for e in seen if e["event"] == "FindingReported"}
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from harness.campaign import NEW, FindingRecord, FindingsDB
+from harness.campaign import NEW, Finding, FindingRecord, FindingsDB
 from harness.cli.campaign_command import main_campaign
 from harness.cli.findings_command import main_findings
 from harness.cli.main import main
@@ -59,24 +59,19 @@ def test_misuse_is_exit_code_2_with_a_reason(tmp_path: Path, capsys) -> None:
 
 def test_the_findings_command_lists_shows_and_exports_the_database(tmp_path: Path, capsys) -> None:
     db_path = tmp_path / "f.sqlite"
-    FindingsDB(db_path).save(
-        FindingRecord(
-            signature="0123456789abcdef",
-            target="validation",
-            target_ref="validation",
-            outcome="FAILURE",
-            rule="status.invalid_model_rejected",
-            title="getSupportedOperations answered NONE for an invalid model",
-            driver="driver_under_test:create_device",
-            status=NEW,
-            first_seen="2030-01-01T00:00:00Z",
-            first_run="20300101-000000",
-            last_seen="2030-01-01T00:00:00Z",
-            last_run="20300101-000000",
-            case={"target": "validation", "model": {}},
-            folder="runs/20300101-000000/findings/0123456789abcdef",
-        )
+    finding = Finding(
+        signature="0123456789abcdef",
+        target="validation",
+        target_ref="validation",
+        outcome="FAILURE",
+        rule="status.invalid_model_rejected",
+        title="getSupportedOperations answered NONE for an invalid model",
+        driver="driver_under_test:create_device",
+        case={"target": "validation", "model": {}},
+        folder="runs/20300101-000000/findings/0123456789abcdef",
     )
+    stamp, run = "2030-01-01T00:00:00Z", "20300101-000000"
+    FindingsDB(db_path).save(FindingRecord(finding, NEW, stamp, run, stamp, run))
     assert main(["findings", "--db", str(db_path)]) == 0
     out = capsys.readouterr().out
     assert "0123456789abcdef  new" in out and "runs/20300101-000000/findings/0123456789abcdef" in out

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.campaign import FIXED, NEW, REPRODUCING, FindingsDB
 from harness.campaign import events as ev
+from harness.campaign.finding import read_folder
 from harness.campaign.folder import RunFolder
 from harness.campaign.triage import Triage
 from tests.campaign.toy_campaign import SPEC, config
@@ -34,10 +35,11 @@ def test_a_crash_is_reduced_to_the_values_that_abort_and_repeats_count_as_hits(t
     finally:
         triage.close()
     reported = [e for e in events if isinstance(e, ev.FindingReported)]
-    assert [(e.outcome, e.kind) for e in reported] == [("CRASH", "new"), ("CRASH", "duplicate")]
-    assert reported[0].signature == reported[1].signature
+    assert [(e.finding.outcome, e.kind) for e in reported] == [("CRASH", "new"), ("CRASH", "duplicate")]
+    assert reported[0].finding is reported[1].finding
     assert [e.artifact.rsplit("/", 1)[1] for e in events if isinstance(e, ev.Unreproduced)] == ["crash-3"]
-    folder = run.finding(reported[0].signature)
+    finding = reported[0].finding
+    folder = run.finding(finding.signature)
     case = json.loads((folder / "case.json").read_text())
     assert case["extras"]["values"] == [0xAB, 0xCD]
     info = json.loads((folder / "finding.json").read_text())
@@ -45,8 +47,10 @@ def test_a_crash_is_reduced_to_the_values_that_abort_and_repeats_count_as_hits(t
     assert "toy.py" in (folder / "traceback.txt").read_text()  # faulthandler's stack of the abort
     journal = [e["artifact"] for e in run.triage_journal]
     assert journal == ["toy_sum/crash-1", "toy_sum/crash-2", "toy_sum/crash-3"]
-    record = FindingsDB(cfg.db_path).fetch(reported[0].signature)
-    assert record.status == NEW and record.hits == 2 and record.case == case
+    # One record: the event's finding is the folder's and the database's, the same fields with the same values.
+    record = FindingsDB(cfg.db_path).fetch(finding.signature)
+    assert record.status == NEW and record.hits == 2 and finding.case == case
+    assert record.finding == finding == read_folder(folder, content=True)
 
 
 def test_a_skipped_artifact_is_journalled_and_never_replayed(tmp_path: Path) -> None:
@@ -73,7 +77,7 @@ def test_a_fixed_finding_found_again_keeps_the_new_input_instead_of_its_stale_on
     [record] = db.records()
     # Marked fixed since, with a stored case that no longer fails.
     record.status, record.fixed_run = FIXED, "night2"
-    record.case = {**record.case, "extras": {"values": [1, 2]}}
+    record.finding.case = {**record.finding.case, "extras": {"values": [1, 2]}}
     db.save(record)
     again = config(tmp_path / "night3", db.path, tmp_path / "corpus", 10.0, ["abort_on_ab"])
     triage = Triage(again, RunFolder(again.out_dir), db, lambda e: None)
@@ -81,6 +85,6 @@ def test_a_fixed_finding_found_again_keeps_the_new_input_instead_of_its_stale_on
         triage.triage(SPEC, _artifact(RunFolder(again.out_dir), "crash-2", b"\x03\xab\xcd\x09"))
     finally:
         triage.close()
-    record = db.fetch(record.signature)
-    assert record.status == REPRODUCING and record.case["extras"]["values"] == [0xAB, 0xCD]
+    record = db.fetch(record.finding.signature)
+    assert record.status == REPRODUCING and record.finding.case["extras"]["values"] == [0xAB, 0xCD]
     assert [what for run, _, _, what in db.sightings() if run == "night3"] == ["reopened"]

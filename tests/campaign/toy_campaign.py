@@ -48,7 +48,8 @@ def config(out: Path, db: Path, corpus: Path, budget_s: float, faults: list[str]
 
 
 def _print(event: object) -> None:
-    print(json.dumps({"event": type(event).__name__, **dataclasses.asdict(event)}), flush=True)
+    line = {"event": type(event).__name__, **dataclasses.asdict(event)}
+    print(json.dumps(line, default=lambda v: v.hex() if isinstance(v, bytes) else str(v)), flush=True)
 
 
 def main(argv: list[str]) -> None:

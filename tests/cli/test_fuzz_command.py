@@ -1,10 +1,12 @@
-"""`nnfuzz fuzz`: a time-boxed run with a status line, a summary.json, and findings listed with their repro command."""
+"""`nnfuzz fuzz`: a time-boxed run with a status line, a summary.json, and findings listed with their repro command,
+triaged as a campaign triages them (one minimized finding folder per signature, the run's own database)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from harness.cli.findings_command import main_findings
 from harness.cli.fuzz_command import main_fuzz
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +43,13 @@ def test_a_crashing_driver_gives_a_finding_listed_with_its_repro_command(tmp_pat
     # Replayed isolated, the finding is the abort, named by its rule.
     assert finding["verdict"]["outcome"] == "CRASH" and finding["verdict"]["rule"] == "driver.process_survives"
     assert finding["repro"] in stdout
+    # Stored as a campaign stores it: a folder named by the signature, with the smallest input's repro command.
+    [distinct] = summary["distinct"]
+    assert distinct["signature"] == finding["verdict"]["signature"] and distinct["repro"] in stdout
+    folder = out / "findings" / distinct["signature"]
+    assert {"finding.json", "original.bin", "traceback.txt"} <= {p.name for p in folder.iterdir()}
+    assert main_findings(["--db", summary["database"], "--show", distinct["signature"]]) == 0
+    assert "driver.process_survives" in capsys.readouterr().out
 
 
 def test_a_target_without_a_script_is_misuse(capsys) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from harness.cli.repro_command import main_repro
 from harness.gen.sources import BytesSource
-from harness.runner.replay import load_input, target_from_path
+from harness.runner.replay import load_input, repro_command, target_from_path
 from harness.targets.base import TARGETS
 from tests.runner.toy_targets import ADD_MODEL, MODEL_ACCEPTED, TOY
 
@@ -76,6 +76,18 @@ def test_the_target_of_raw_bytes_comes_from_the_folder_they_sit_in(tmp_path: Pat
         path.write_bytes(b"\x00")
     assert target_from_path(corpus_entry) == target_from_path(finding) == "toy"
     assert load_input(finding).case.extras == {"action": TOY.decode(BytesSource(b"\x00")).extras["action"]}
+
+
+def test_the_repro_command_shows_paths_from_the_working_directory_and_only_what_is_not_a_default(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "runs" / "r1" / "case.json"
+    assert repro_command(path, "validation") == "nnfuzz repro runs/r1/case.json --target validation"
+    assert repro_command(path, "validation", "m:f", ["a", "b"]) == (
+        "nnfuzz repro runs/r1/case.json --target validation --driver m:f --faults a,b"
+    )
+    assert repro_command(Path("/else where/crash-1"), "t") == "nnfuzz repro '/else where/crash-1' --target t"
 
 
 def _pytest(path: Path) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.case import vector_files
-from harness.conformance.cli import main_conformance
+from harness.cli.conformance_command import main_conformance
 
 
 def v1_0() -> str:

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from harness.gen.model import ModelConfig
 from harness.gen.requests import RequestConfig
 from harness.targets.execution import ExecutionTarget
-from tests.properties.support import explain, judge
+from tests.properties.support import judge
+from tests.verdicts import assert_passes
 
 MATCHING = ExecutionTarget()
 # Many outputs of unknown dimensions and many too-small buffers: the shape conventions are exercised on most cases.
@@ -21,10 +22,10 @@ CONVENTIONS = ExecutionTarget(
 @given(st.data())
 def test_valid_models_match_reference(device, data) -> None:
     verdict, case = judge(MATCHING, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)
 
 
 @given(st.data())
 def test_output_shapes_and_timing_follow_the_conventions(device, data) -> None:
     verdict, case = judge(CONVENTIONS, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)

@@ -37,7 +37,8 @@ from harness.paths import PATHS, ExecutionArgs
 from harness.targets import prepare
 from harness.targets.memory_domain import TARGET
 from tests.driver.models import add_model
-from tests.properties.support import explain, judge
+from tests.properties.support import judge
+from tests.verdicts import assert_passes
 
 SHAPE = (2, 2)
 NBYTES = 16
@@ -336,4 +337,4 @@ def test_threads_copying_one_buffer_out_see_identical_data(device, add_prepared,
 @given(st.data())
 def test_generated_allocations_and_buffer_steps_follow_d15_to_d18(device, data) -> None:
     verdict, case = judge(TARGET, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)

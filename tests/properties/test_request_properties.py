@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from harness.gen.model import ModelConfig
 from harness.targets.request import RequestTarget
-from tests.properties.support import explain, judge
+from tests.properties.support import judge
+from tests.verdicts import assert_passes
 
 EVERY_PATH = RequestTarget(kinds=("request",))
 FENCED_ONLY = RequestTarget(model_config=ModelConfig(unknown_dims_probability=0.6), kinds=("fenced_request",))
@@ -16,10 +17,10 @@ FENCED_ONLY = RequestTarget(model_config=ModelConfig(unknown_dims_probability=0.
 @given(st.data())
 def test_invalid_requests_are_rejected_on_every_path(device, data) -> None:
     verdict, case = judge(EVERY_PATH, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)
 
 
 @given(st.data())
 def test_fenced_executions_reject_unspecified_outputs_and_others_run_them(device, data) -> None:
     verdict, case = judge(FENCED_ONLY, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)

@@ -6,7 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.targets.validation import ValidationTarget
-from tests.properties.support import explain, judge
+from tests.properties.support import judge
+from tests.verdicts import assert_passes
 
 VALID = ValidationTarget(kinds=("valid",))
 MUTATED_MODELS = ValidationTarget(kinds=("model",))
@@ -16,16 +17,16 @@ MUTATED_PREPARATION = ValidationTarget(kinds=("preparation",))
 @given(st.data())
 def test_valid_models_are_never_rejected(device, data) -> None:
     verdict, case = judge(VALID, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)
 
 
 @given(st.data())
 def test_mutated_models_are_rejected(device, data) -> None:
     verdict, case = judge(MUTATED_MODELS, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)
 
 
 @given(st.data())
 def test_invalid_preparation_arguments_are_rejected(device, data) -> None:
     verdict, case = judge(MUTATED_PREPARATION, data, device)
-    assert verdict.ok, explain(verdict, case)
+    assert_passes(verdict, case)

@@ -1,4 +1,4 @@
-"""Seeded random batches in a worker: a finding stops the batch and names its seed; crashes and hangs too."""
+"""Seeded random batches in a worker: a failing case stops the batch and names its seed; crashes and hangs too."""
 
 from __future__ import annotations
 
@@ -24,29 +24,29 @@ def _bytes_for(action: str) -> bytes:
 def test_a_batch_of_clean_cases_runs_until_its_count() -> None:
     with WorkerPool(BAD + "toy_device", timeout_s=5) as pool:
         batch = pool.run_random([PREPARE_REF], first_seed=0, count=25, seconds=30)
-    assert (batch.attempted, batch.rejected, batch.finding) == (25, 0, None)
+    assert (batch.attempted, batch.rejected, batch.failed) == (25, 0, None)
 
 
-def test_a_batch_stops_at_its_first_finding_and_names_the_seed_and_case() -> None:
+def test_a_batch_stops_at_its_first_failing_case_and_names_the_seed_and_case() -> None:
     seed = _first_seed("violate")
     ok_seed = _first_seed("ok")
     with WorkerPool(BAD + "toy_device", timeout_s=5) as pool:
         batch = pool.run_random([TOY_REF], first_seed=seed, count=10, seconds=30)
         clean = pool.run_random([TOY_REF], first_seed=ok_seed, count=1, seconds=30)
     assert batch.attempted == 1
-    assert batch.finding.seed == seed and batch.finding.target == "toy"
-    assert batch.finding.verdict.rule == TOY_RULE
-    assert batch.finding.case["extras"] == {"action": "violate"}
-    assert clean.finding is None
+    assert batch.failed.seed == seed and batch.failed.target == "toy"
+    assert batch.failed.verdict.rule == TOY_RULE
+    assert batch.failed.case["extras"] == {"action": "violate"}
+    assert clean.failed is None
 
 
 def test_a_crash_inside_a_batch_is_charged_to_the_case_that_was_running() -> None:
     seed = _first_seed("abort")
     with WorkerPool(BAD + "toy_device", timeout_s=5) as pool:
         batch = pool.run_random([TOY_REF], first_seed=seed, count=10, seconds=30)
-    assert batch.finding.verdict.outcome == Outcome.CRASH
-    assert batch.finding.seed == seed
-    assert batch.finding.case == decode_seed(TOY, seed).to_json()
+    assert batch.failed.verdict.outcome == Outcome.CRASH
+    assert batch.failed.seed == seed
+    assert batch.failed.case == decode_seed(TOY, seed).to_json()
 
 
 def test_a_hang_inside_a_batch_is_reported_and_the_next_batch_runs_in_a_new_worker() -> None:
@@ -54,8 +54,8 @@ def test_a_hang_inside_a_batch_is_reported_and_the_next_batch_runs_in_a_new_work
         batch = pool.run_random([PREPARE_REF], first_seed=7, count=10, seconds=30)
         pool_after = pool.run(TOY_REF, {"target": "toy", "model": {}, "extras": {"action": "ok"}})
         starts = pool.starts
-    assert batch.finding.verdict.outcome == Outcome.HANG
-    assert (batch.finding.seed, batch.finding.target) == (7, PREPARE.name)
+    assert batch.failed.verdict.outcome == Outcome.HANG
+    assert (batch.failed.seed, batch.failed.target) == (7, PREPARE.name)
     assert pool_after.verdict.ok and starts == 2
 
 

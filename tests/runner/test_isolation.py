@@ -79,7 +79,7 @@ def test_a_generator_bug_is_a_harness_error_in_single_runs_and_in_batches() -> N
         "KeyError escaped the toy_broken target's decode (a harness error)",
     )
     assert "toy_targets.py" in single.traceback_text
-    assert batch.finding.verdict.rule == TARGET_RAISES_NOTHING and batch.finding.case is None
+    assert batch.failed.verdict.rule == TARGET_RAISES_NOTHING and batch.failed.case is None
     assert starts == 1  # the worker survived both
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from harness.targets.base import Case
+from harness.case import Case
 
 
 def tensor(dims: list[int], lifetime: str, type_: str = "TENSOR_FLOAT32", **extra: object) -> dict:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from driver_under_test import create_device
+from harness.case import Case
 from harness.gen.burst_packets import BurstSessionConfig
 from harness.gen.model import ModelConfig
 from harness.gen.requests import RequestConfig
@@ -17,10 +18,10 @@ from harness.hal import ErrorStatus, OutputShape, Timing
 from harness.hal.burst_wire import ResultPacket
 from harness.oracle.verdict import Outcome
 from harness.targets import run_atheris_one
-from harness.targets.base import Case
 from harness.targets.burst import BurstModel, BurstTarget, judge_error_result, judge_valid_result
 from harness.targets.burst_packets import BurstPacketsTarget, template_packet
 from tests.targets.fakes import DelegatingPreparedModel, WrapsPreparedModel
+from tests.verdicts import assert_passes
 
 
 @pytest.fixture(scope="module")
@@ -41,14 +42,15 @@ def run_seeds(target, device, seeds: range):
 
 def test_the_fault_free_driver_passes_burst_sessions(clean) -> None:
     results = run_seeds(BurstTarget(), clean, range(120))
-    assert [(s, v.rule, v.title) for s, _, v in results if not v.ok] == []
+    for _, case, verdict in results:
+        assert_passes(verdict, case)
     steps = {step for _, c, _ in results for step in c.expect["steps"]}
     assert steps == {"run", "packet", "renew", "free_unknown", "release"}
 
 
 def test_the_fault_free_driver_passes_raw_packets(clean) -> None:
-    results = run_seeds(BurstPacketsTarget(), clean, range(400))
-    assert [(s, v.rule, v.title) for s, _, v in results if not v.ok] == []
+    for _, case, verdict in run_seeds(BurstPacketsTarget(), clean, range(400)):
+        assert_passes(verdict, case)
 
 
 # (fault, target, rule, seeds to try)

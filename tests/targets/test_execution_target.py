@@ -16,6 +16,7 @@ from harness.targets.execution import ExecutionTarget
 from harness.targets.request import RequestTarget
 from tests.targets import fakes
 from tests.targets.cases import add_model, add_request, execution_case
+from tests.verdicts import assert_passes
 
 EXECUTION = TARGETS["execution"]
 REQUEST = TARGETS["request"]
@@ -28,19 +29,19 @@ def device():
 
 def test_a_valid_request_passes_on_every_path(device) -> None:
     for measure in (False, True):
-        verdict = EXECUTION.run(execution_case(measure=measure), device)
-        assert verdict.ok, verdict.title + verdict.details
+        case = execution_case(measure=measure)
+        assert_passes(EXECUTION.run(case, device), case)
 
 
 def test_dynamic_output_dimensions_pass(device) -> None:
-    verdict = EXECUTION.run(execution_case(add_model(out_dims=[0, 0])), device)
-    assert verdict.ok, verdict.title + verdict.details
+    case = execution_case(add_model(out_dims=[0, 0]))
+    assert_passes(EXECUTION.run(case, device), case)
 
 
 def test_a_too_small_output_must_be_reported_insufficient(device) -> None:
     # 4 float32 sums need 16 bytes; 8 are given.
-    verdict = EXECUTION.run(execution_case(add_model(out_dims=[0, 0]), add_request(out_length=8)), device)
-    assert verdict.ok, verdict.title + verdict.details
+    case = execution_case(add_model(out_dims=[0, 0]), add_request(out_length=8))
+    assert_passes(EXECUTION.run(case, device), case)
 
 
 def test_a_wrong_output_value_breaks_the_float32_accuracy_rule(device) -> None:
@@ -67,8 +68,7 @@ def test_an_invalid_request_is_rejected_by_the_default_driver(device) -> None:
     request = add_request()
     request["outputs"][0]["offset"] = 8  # 8 + 16 bytes in a 16-byte pool: V31
     case = execution_case(request=request, target="request", valid=False, kind="request", mutation="by hand")
-    verdict = REQUEST.run(case, device)
-    assert verdict.ok, verdict.title
+    assert_passes(REQUEST.run(case, device), case)
 
 
 def test_a_driver_that_accepts_an_invalid_request_breaks_invalid_request_rejected(device) -> None:
@@ -99,16 +99,16 @@ def constant_overlap_case() -> Case:
 
 def test_an_output_over_a_model_constant_replays_over_the_same_memory(device) -> None:
     direct = RequestTarget(paths=("sync", "async", "fenced"))
-    verdict = direct.run(constant_overlap_case(), device)
-    assert verdict.ok, verdict.title
+    case = constant_overlap_case()
+    assert_passes(direct.run(case, device), case)
     verdict = direct.run(constant_overlap_case(), fakes.WrapsPreparedModel(device, fakes.AcceptsAnyRequest))
     assert verdict.rule == "status.invalid_request_rejected"
 
 
 def test_the_burst_path_rejects_an_output_over_a_model_constant(device) -> None:
     # Once a finding: the driver compared memories by handle identity, which a burst slot's copy does not share.
-    verdict = RequestTarget(paths=("burst",)).run(constant_overlap_case(), device)
-    assert verdict.ok, verdict.title
+    case = constant_overlap_case()
+    assert_passes(RequestTarget(paths=("burst",)).run(case, device), case)
 
 
 @pytest.mark.parametrize("name", ["execution", "request"])

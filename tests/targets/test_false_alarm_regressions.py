@@ -24,6 +24,7 @@ from harness.hal import (
 from harness.oracle.accuracy import RANDOM_GRAPH_QUANT_ATOL_CAP, tolerance_for
 from harness.reference import run_model
 from harness.targets import TARGETS
+from tests.verdicts import assert_passes
 
 CASES = sorted((Path(__file__).parent / "false_alarms").glob("*.json"))
 
@@ -43,8 +44,7 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # tanh-output-zero-point: a minimized case whose quant8 TANH output has zero point 0 where the HAL fixes 128;
     # the driver used to accept such models (it now refuses them, V10.fixed_output_quantization).
     case = Case.from_json(json.loads(path.read_text()))
-    verdict = TARGETS[case.target].run(case, create_device(faults=[]))
-    assert verdict.ok, f"{verdict.rule}: {verdict.title}: {verdict.details}"
+    assert_passes(TARGETS[case.target].run(case, create_device(faults=[])), case)
 
 
 def test_quantized_outputs_of_larger_graphs_get_one_unit_per_quantized_operation() -> None:

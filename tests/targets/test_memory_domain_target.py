@@ -10,14 +10,16 @@ from collections import Counter
 import pytest
 
 from driver_under_test import create_device
+from harness.case import Case
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
 from harness.hal import Buffer, ErrorStatus
 from harness.oracle.verdict import RULES, Outcome
-from harness.targets.base import TARGETS, Case
+from harness.targets.base import TARGETS
 from harness.targets.memory_domain import TARGET, MemoryDomainTarget
 from tests.targets import fakes
 from tests.targets.cases import ADD_INPUTS, add_model
+from tests.verdicts import assert_passes
 
 F32 = 3  # TENSOR_FLOAT32
 ROLE = {"modelIndex": 0, "frequency": 1.0}
@@ -92,15 +94,15 @@ def test_the_target_is_registered_with_its_rules() -> None:
 
 
 def test_a_buffer_life_cycle_passes_on_the_fault_free_driver(device) -> None:
-    verdict = TARGET.run(case(LIFE_CYCLE), device)
-    assert verdict.ok, f"{verdict.rule} {verdict.title} {verdict.details}"
+    c = case(LIFE_CYCLE)
+    assert_passes(TARGET.run(c, device), c)
 
 
 def test_dynamic_buffers_pass(device) -> None:
     steps = [write(), copy_to(), read(), copy_from(dims=(4, 1)), copy_to(), write("async"), copy_to()]
     model = add_model(out_dims=[0, 0])
-    verdict = TARGET.run(case(steps, allocation(inputs=(), desc=(), dims=(0, 0)), model), device)
-    assert verdict.ok, f"{verdict.rule} {verdict.title} {verdict.details}"
+    c = case(steps, allocation(inputs=(), desc=(), dims=(0, 0)), model)
+    assert_passes(TARGET.run(c, device), c)
 
 
 # (steps, a fault that must make them fail, the rule it breaks)
@@ -127,8 +129,8 @@ HAND_CASES = {
 @pytest.mark.parametrize("name", sorted(HAND_CASES))
 def test_illegal_uses_and_failures_pass_on_the_fault_free_driver(device, name) -> None:
     steps, fault, rule = HAND_CASES[name]
-    verdict = TARGET.run(case(steps), device)
-    assert verdict.ok, f"{verdict.rule} {verdict.title} {verdict.details}"
+    c = case(steps)
+    assert_passes(TARGET.run(c, device), c)
     if fault is not None:
         assert TARGET.run(case(steps), create_device(faults=[fault])).rule == rule
 
@@ -286,11 +288,10 @@ def decoded() -> list[tuple[int, Case]]:
 
 def test_decoded_cases_pass_on_the_fault_free_driver_and_survive_json(device, decoded) -> None:
     assert len(decoded) > 250
-    for seed, c in decoded[:150]:
+    for _, c in decoded[:150]:
         text = json.dumps(c.to_json(), allow_nan=False)
         again = Case.from_json(json.loads(text))
-        verdict = TARGET.run(again, device)
-        assert verdict.ok, f"seed {seed}: {verdict.rule} {verdict.title} {verdict.details}"
+        assert_passes(TARGET.run(again, device), again)
 
 
 def test_decoded_cases_cover_allocations_steps_and_misuses(decoded) -> None:

@@ -7,18 +7,18 @@ import json
 import pytest
 
 from driver_under_test import create_device
-from harness.case import model_from_json
+from harness.case import Case, model_from_json
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
 from harness.hal import OperandType
 from harness.oracle.verdict import Outcome
 from harness.targets import TARGETS
 from harness.targets._common import close_model_pools
-from harness.targets.base import Case
 from harness.targets.validation import ValidationTarget
 from tests.targets import fakes
 from tests.targets.cases import add_model, validation_case, with_bad_scale
 from tests.targets.model_view import driver_view
+from tests.verdicts import assert_passes
 
 TARGET = TARGETS["validation"]
 
@@ -29,8 +29,9 @@ def device():
 
 
 def test_a_valid_model_is_accepted(device) -> None:
-    verdict = TARGET.run(validation_case(), device)
-    assert verdict.ok, verdict.details
+    case = validation_case()
+    verdict = TARGET.run(case, device)
+    assert_passes(verdict, case)
     assert verdict.extras == {}
 
 

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import TextIO
 
 from harness.case import ConformanceDataMissing
+from harness.cli.options import Misuse, add_driver, command, parse
 from harness.conformance.driver_backend import load_device
 from harness.conformance.report import FAILED, PASSED, SKIPPED, CaseResult
 from harness.conformance.runner import load_cases, run_conformance
 
-EXIT_OK, EXIT_FAILURES, EXIT_MISUSE = 0, 1, 2
+EXIT_OK, EXIT_FAILURES = 0, 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,11 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="nnfuzz conformance",
         description="Run the public conformance vectors through the reference executor or a driver.",
     )
-    parser.add_argument(
-        "--driver",
-        metavar="MODULE:FACTORY",
-        help="driver to test, e.g. driver_under_test:create_device (default: the reference executor)",
-    )
+    add_driver(parser, "driver to test, e.g. driver_under_test:create_device", absent="the reference executor")
     parser.add_argument(
         "--vectors", nargs="+", type=Path, metavar="FILE", help="vector files (default: every public file)"
     )
@@ -65,25 +62,20 @@ class ProgressLine:
         self.stream.flush()
 
 
+@command("conformance")
 def main_conformance(argv: list[str]) -> int:
     """Run the command; 0 when no case failed, 1 when some did, 2 on misuse."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits for --help (0) and bad options (2)
-        return int(exc.code or 0)
+    args = parse(build_parser(), argv)
     device = None
     if args.driver is not None:
         try:
             device = load_device(args.driver)
         except Exception as exc:  # any failure to import or construct the driver leaves nothing to test
-            print(f"nnfuzz conformance: cannot load driver {args.driver!r}: {exc}", file=sys.stderr)
-            return EXIT_MISUSE
+            raise Misuse(f"cannot load driver {args.driver!r}: {exc}") from None
     try:
         cases = load_cases(args.vectors, args.only)
     except (ConformanceDataMissing, FileNotFoundError) as exc:
-        print(f"nnfuzz conformance: {exc}", file=sys.stderr)
-        return EXIT_MISUSE
+        raise Misuse(str(exc)) from None
     report = run_conformance(
         driver=args.driver, progress=ProgressLine(sys.stderr), timeout=args.timeout, cases=cases, device=device
     )
