@@ -1,0 +1,3 @@
+"""The translation rules, one module per family; importing this package registers them all."""
+
+from driver_under_test.backends.litert.rules import elementwise  # noqa: F401
