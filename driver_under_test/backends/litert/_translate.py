@@ -76,7 +76,7 @@ def _reason(op: Op) -> str | None:
         operand = op.operand(found.type_input)
         if operand is not None and operand.type not in found.types:
             name = OperandType(operand.type).name if operand.type in OperandType._value2member_map_ else operand.type
-            return f"{kind.name}: operand type {name} of input {found.type_input} is not supported on LiteRT"
+            return f"{kind.name}: LiteRT's kernels for it do not take operand type {name} (input {found.type_input})"
     if found.check is not None:
         try:
             return found.check(op)

@@ -1,3 +1,6 @@
 """The translation rules, one module per family; importing this package registers them all."""
 
-from driver_under_test.backends.litert.rules import elementwise  # noqa: F401
+from driver_under_test.backends.litert.rules import (
+    elementwise,  # noqa: F401
+    shape,  # noqa: F401
+)

@@ -4,7 +4,6 @@ their ConstantReader, and running them through the backend and the harness's ref
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +42,19 @@ def constant_reader(model: Model):
     return read
 
 
+FLAVORS = ("float", "half", "quant")
+
+
+def flavor_of(model: Model) -> str:
+    """"quant" when main has a quantized operand, else "half" when it has a float16 one, else "float"."""
+    types = {o.type for o in model.main.operands}
+    if types & QUANTIZED_TYPES:
+        return "quant"
+    if types & {OperandType.TENSOR_FLOAT16, OperandType.FLOAT16}:
+        return "half"
+    return "float"
+
+
 def config(operation: OperationType, flavor: str) -> ModelConfig:
     """A one-operation configuration; flavor "quant" prefers quantized typings."""
     return ModelConfig(
@@ -51,11 +63,6 @@ def config(operation: OperationType, flavor: str) -> ModelConfig:
         control_flow=False,
         quantized_bias=1.0 if flavor == "quant" else 0.0,
     )
-
-
-def is_quantized(model: Model) -> bool:
-    """True when some operand of main is quantized."""
-    return any(o.type in QUANTIZED_TYPES for o in model.main.operands)
 
 
 def model_reason(model: Model) -> str | None:
@@ -85,7 +92,7 @@ def generate(operation: OperationType, flavor: str, seed: int):
 
 
 @functools.cache
-def picks(operation: OperationType, flavor: str, wanted: int, limit: int = 60) -> tuple[Pick, ...]:
+def picks(operation: OperationType, flavor: str, wanted: int, limit: int = 80) -> tuple[Pick, ...]:
     """The first `wanted` seeds whose model is supported and has a specified reference result, and the reasons of
     the unsupported ones met on the way (for the float/quantized flavor asked)."""
     found: list[Pick] = []
@@ -95,7 +102,7 @@ def picks(operation: OperationType, flavor: str, wanted: int, limit: int = 60) -
         if generated is None:
             continue
         model = generated.model
-        if (flavor == "quant") != is_quantized(model):
+        if flavor_of(model) != flavor:
             continue
         reason = model_reason(model)
         if reason is None:
@@ -155,7 +162,3 @@ def stable(model: Model, inputs, expected, types, relaxed, steps) -> bool:
                 return False
     return True
 
-
-def all_flavors() -> Iterator[str]:
-    """The two flavors of generated cases."""
-    yield from ("float", "quant")

@@ -12,7 +12,7 @@ import pytest
 
 from driver_under_test.backends.litert import RULES, KernelSet
 from harness.hal import OperationType as O
-from tests.driver.backends.litert.cases import picks, run_case, supported_seeds
+from tests.driver.backends.litert.cases import FLAVORS, picks, run_case, supported_seeds
 
 SEEDS_PER_FLAVOR = 3
 K = KernelSet
@@ -30,7 +30,7 @@ DIVERGENCES: dict[tuple[O, str, int, KernelSet], str] = {
 
 def _cases():
     for op in sorted(RULES, key=int):
-        for flavor in ("float", "quant"):
+        for flavor in FLAVORS:
             for seed in supported_seeds(op, flavor, SEEDS_PER_FLAVOR):
                 for kernel_set in KernelSet:
                     reason = DIVERGENCES.get((op, flavor, seed, kernel_set))
@@ -47,6 +47,6 @@ def test_operation_matches_reference(op: O, flavor: str, seed: int, kernel_set: 
 @pytest.mark.parametrize("op", sorted(RULES, key=int), ids=lambda o: o.name)
 def test_every_rule_has_generated_cases(op: O) -> None:
     # A rule no generated case reaches would be untested: each needs supported cases in some flavor.
-    assert supported_seeds(op, "float", SEEDS_PER_FLAVOR) or supported_seeds(op, "quant", SEEDS_PER_FLAVOR), [
-        p.reason for flavor in ("float", "quant") for p in picks(op, flavor, SEEDS_PER_FLAVOR)
+    assert any(supported_seeds(op, flavor, SEEDS_PER_FLAVOR) for flavor in FLAVORS), [
+        p.reason for flavor in FLAVORS for p in picks(op, flavor, SEEDS_PER_FLAVOR)
     ]
