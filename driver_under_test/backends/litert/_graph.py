@@ -385,6 +385,11 @@ def _storage_bytes(value: np.ndarray, spec: TensorSpec) -> bytes:
     return np.ascontiguousarray(value, dtype=STORAGE[spec.type]).tobytes()
 
 
+# Operator code versions other than 1: LiteRT's resolvers register BROADCAST_TO from version 2 (version 1 was the
+# TensorFlow op run by the Flex delegate). Kernels do not read the version otherwise.
+OPCODE_VERSIONS = {"BROADCAST_TO": 2}
+
+
 class ModelBuilder:
     """The TFLite model being built: operator codes, buffers and subgraphs (subgraph 0 is main)."""
 
@@ -428,7 +433,7 @@ class ModelBuilder:
             # Readers before the 32-bit builtin_code field read the deprecated byte; codes >= 127 put the
             # placeholder there.
             oc.deprecatedBuiltinCode = min(code, s.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES)
-            oc.version = 1
+            oc.version = OPCODE_VERSIONS.get(name, 1)
             codes.append(oc)
         model.operatorCodes = codes
         model.subgraphs = list(self.subgraphs)

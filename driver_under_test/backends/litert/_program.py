@@ -61,7 +61,9 @@ class LiteRTProgram:
                     f"input {position} has no value; the LiteRT translation reads every model input (optional "
                     "inputs are translated only as constants or omitted operands)"
                 )
-            arrays.append(np.ascontiguousarray(value, dtype=self._input_dtypes[position]))
+            # np.ascontiguousarray would turn a 0-d array (a scalar input) into a 1-d one.
+            array = np.asarray(value, dtype=self._input_dtypes[position])
+            arrays.append(array if array.flags.c_contiguous else array.copy())
         interpreter = self._interpreter
         with self._lock:
             resized = False

@@ -2,5 +2,6 @@
 
 from driver_under_test.backends.litert.rules import (
     elementwise,  # noqa: F401
+    nn,  # noqa: F401
     shape,  # noqa: F401
 )

@@ -150,8 +150,31 @@ def logistic_tanh(op: Op) -> None:
 
 @rule(O.PRELU, types=FLOAT_QUANT)
 def prelu(op: Op) -> None:
-    """HAL PRELU: inputs 0 input, 1 alpha (broadcast against input); output 0. TFLite PRELU."""
-    op.emit("PRELU", [op.input(0), op.input(1)], [op.output()])
+    """HAL PRELU: inputs 0 input, 1 alpha (broadcast against each other); output 0 of the broadcast shape.
+    TFLite PRELU requires the output to have the input's shape: when alpha could widen it, the input is first
+    broadcast to the common shape (BROADCAST_ARGS of both shapes, BROADCAST_TO)."""
+    x, alpha = op.input(0), op.input(1)
+    in_dims, alpha_dims = op.dims(0), op.dims(1)
+    if not _input_has_output_shape(in_dims, alpha_dims):
+        spec = op.spec(0)
+        shapes = []
+        for tensor, dims in ((x, in_dims), (alpha, alpha_dims)):
+            shape = op.temp(TensorSpec("INT32", (len(dims),) if dims else None))
+            op.emit("SHAPE", [tensor], [shape], "ShapeOptions", outType=op.b.model.schema.TensorType.INT32)
+            shapes.append(shape)
+        common = op.temp(TensorSpec("INT32", None))
+        op.emit("BROADCAST_ARGS", shapes, [common])
+        wide = op.temp(spec.with_shape(op.out_spec().shape))
+        op.emit("BROADCAST_TO", [x, common], [wide])
+        x = wide
+    op.emit("PRELU", [x, alpha], [op.output()])
+
+
+def _input_has_output_shape(in_dims: list[int], alpha_dims: list[int]) -> bool:
+    """True when broadcasting alpha against the input certainly leaves the input's shape (known dimensions)."""
+    if not in_dims or not alpha_dims or 0 in in_dims or 0 in alpha_dims or len(alpha_dims) > len(in_dims):
+        return False
+    return all(a in (1, d) for a, d in zip(reversed(alpha_dims), reversed(in_dims)))
 
 
 # ---- comparisons and logic ----

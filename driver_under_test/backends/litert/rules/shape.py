@@ -236,11 +236,28 @@ def arg_extreme(op: Op) -> None:
         op.emit("ARG_MIN", [op.input(0), axis], [op.output()], "ArgMinOptions", outputType=type_int32)
 
 
-@rule(O.TOPK_V2, types=FLOAT_QUANT | {I32}, params={1: "k"})
+def _check_topk(op: Op) -> str | None:
+    dims = op.dims(0)
+    if not dims or not dims[-1]:
+        return f"{op.name}: the last dimension must be known (ties are ordered by reversing it)"
+    return None
+
+
+@rule(O.TOPK_V2, types=FLOAT_QUANT | {I32}, params={1: "k"}, check=_check_topk)
 def topk(op: Op) -> None:
     """HAL TOPK_V2: inputs 0 input, 1 k (INT32); outputs 0 values, 1 indices (TENSOR_INT32), the k largest along
-    the last dimension in descending order. TFLite TOPK_V2 with k as a constant INT32 tensor."""
-    op.emit("TOPK_V2", [op.input(0), op.const(_int32(op.scalar(1)))], [op.output(0), op.output(1)])
+    the last dimension in descending order, equal values with the larger index first (the HAL's reference sorts
+    (value, index) pairs and reverses them). TFLite TOPK_V2 puts the smaller index first, so it runs on the
+    input reversed along the last axis (REVERSE_V2) and the indices are mapped back (n - 1 - index)."""
+    n = op.dims(0)[-1]
+    rank = len(op.dims(0))
+    spec = op.spec(0)
+    reversed_input = op.temp(spec)
+    op.emit("REVERSE_V2", [op.input(0), op.const(_int32([rank - 1]))], [reversed_input])
+    indices = op.temp(op.out_spec(1))
+    k = op.const(_int32(op.scalar(1)))
+    op.emit("TOPK_V2", [reversed_input, k], [op.output(0), indices])
+    op.emit("SUB", [op.const(_int32(n - 1)), indices], [op.output(1)], "SubOptions")
 
 
 _REDUCERS = {

@@ -14,7 +14,7 @@ from driver_under_test.backends.litert import RULES, KernelSet
 from harness.hal import OperationType as O
 from tests.driver.backends.litert.cases import FLAVORS, picks, run_case, supported_seeds
 
-SEEDS_PER_FLAVOR = 3
+SEEDS_PER_FLAVOR = 5
 K = KernelSet
 
 # (operation, flavor, seed, kernel set) -> why LiteRT differs from the HAL there.
@@ -23,8 +23,15 @@ XNNPACK_CONSTANT_DEQUANTIZE = (
     "input) fails at invoke: 'failed to setup XNNPACK runtime' (the delegate folds the constant and is left with "
     "an empty runtime); the optimized and reference kernel sets run it"
 )
+REFERENCE_LRN_WINDOW = (
+    "LiteRT bug: the reference kernel of LOCAL_RESPONSE_NORMALIZATION sums the squares over channels "
+    "[c - radius, c + radius) instead of [c - radius, c + radius] (the HAL's and TFLite's own definition, which "
+    "the optimized kernel follows): channel c + radius is left out wherever it exists"
+)
 DIVERGENCES: dict[tuple[O, str, int, KernelSet], str] = {
     (O.DEQUANTIZE, "quant", 0, K.XNNPACK): XNNPACK_CONSTANT_DEQUANTIZE,
+    (O.DEQUANTIZE, "quant", 3, K.XNNPACK): XNNPACK_CONSTANT_DEQUANTIZE,
+    **{(O.LOCAL_RESPONSE_NORMALIZATION, "float", s, K.REFERENCE): REFERENCE_LRN_WINDOW for s in (4, 7, 9, 10)},
 }
 
 
