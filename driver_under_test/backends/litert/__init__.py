@@ -15,8 +15,14 @@ LiteRT (`pip install 'nnfuzz[litert]'`) is imported only when a translation or a
 work without it. The package imports only the standard library, numpy, harness.hal, flatbuffers and
 ai_edge_litert, and nothing of the driver's numpy kernels.
 
-Coverage: `RULES` holds one translation rule per translated operation, `UNSUPPORTED` the operations decided
-unmappable (with the reason); `NOT_YET_WRITTEN` lists the rest, left for later work.
+Coverage: `RULES` holds one translation rule per translated operation (rules/: elementwise, shape, nn,
+control_flow), `UNSUPPORTED` the operations decided unmappable, with the reason (rules/unsupported.py);
+`NOT_YET_WRITTEN` lists the rest, left for later work: the recurrent operations (LSTM, RNN, SVDF, their
+sequence and bidirectional forms, QUANTIZED_16BIT_LSTM, QUANTIZED_LSTM: TFLite builtins with state as variable
+tensors), DETECTION_POSTPROCESSING (LiteRT's custom TFLite_Detection_PostProcess) and RANDOM_MULTINOMIAL (LiteRT's
+MULTINOMIAL; random outputs).
+
+WHILE's loop timeout is not in the translation: LiteRT's WHILE has none, so the driver must enforce it.
 """
 
 from __future__ import annotations

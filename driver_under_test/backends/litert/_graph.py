@@ -243,9 +243,17 @@ class Op:
             return -1
         return self.b.hal_tensor(self.operation.inputs[i])
 
-    def output(self, k: int = 0) -> int:
-        """The tensor of output k."""
-        return self.b.hal_tensor(self.operation.outputs[k])
+    def output(self, k: int = 0, like: int | None = None) -> int:
+        """The tensor of output k; `like` names an input whose dimensions fill in the output's unknown ones (for
+        kernels that keep the declared output shape in some cases)."""
+        index = self.operation.outputs[k]
+        if like is not None and self.has(like):
+            dims = self.out(k).dimensions
+            hint = self.dims(like)
+            if hint and (not dims or len(dims) == len(hint)):
+                merged = [d or h for d, h in zip(dims or [0] * len(hint), hint)]
+                return self.b.hal_tensor(index, merged)
+        return self.b.hal_tensor(index)
 
     def temp(self, spec: TensorSpec) -> int:
         """A new intermediate tensor."""
@@ -270,6 +278,7 @@ class SubgraphBuilder:
         self.tensors: list[Any] = []
         self.operators: list[Any] = []
         self._hal: dict[int, int] = {}
+        self.translation: Any = None  # the Translation building this subgraph (control flow reaches the others)
 
     def add(self, spec: TensorSpec, name: str, buffer: int = 0) -> int:
         """A new tensor; its index."""
@@ -295,8 +304,9 @@ class SubgraphBuilder:
         self.tensors.append(tensor)
         return len(self.tensors) - 1
 
-    def hal_tensor(self, index: int) -> int:
-        """The tensor of HAL operand `index` (made on first use; constants get their buffer)."""
+    def hal_tensor(self, index: int, dims: Sequence[int] | None = None) -> int:
+        """The tensor of HAL operand `index` (made on first use; constants get their buffer); `dims` replace the
+        operand's declared dimensions (0 = unknown) when it is made."""
         found = self._hal.get(index)
         if found is not None:
             return found
@@ -304,6 +314,8 @@ class SubgraphBuilder:
         if operand.lifetime == L.NO_VALUE:
             return -1
         spec = operand_spec(operand)
+        if dims is not None:
+            spec = spec.with_shape([d if d else -1 for d in dims])
         buffer = 0
         if operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE):
             value = np.asarray(self.model.constants(self.hal_index, index))

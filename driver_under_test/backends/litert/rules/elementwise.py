@@ -192,14 +192,24 @@ _COMPARISONS = {
 @rule(list(_COMPARISONS), types=FLOAT_QUANT | {I32, BOOL8, F16})
 def comparison(op: Op) -> None:
     """HAL EQUAL/NOT_EQUAL/GREATER/GREATER_EQUAL/LESS/LESS_EQUAL: inputs 0 input0, 1 input1 (broadcast; quantized
-    inputs may have different scales); output 0 TENSOR_BOOL8. TFLite's comparison of the same name (quantized
-    inputs are rescaled by the kernel). TFLite orders no booleans: TENSOR_BOOL8 inputs of the ordering
+    inputs may have different scales); output 0 TENSOR_BOOL8, the comparison of the real values. TFLite's
+    comparison of the same name. LiteRT compares quantized tensors after rescaling them to 1/256 of a real unit
+    (so with scale 0.001 the stored values 10 and 11 compare equal): quantized inputs are DEQUANTIZEd to float32
+    first, which is exact for equal parameters. TFLite orders no booleans: TENSOR_BOOL8 inputs of the ordering
     comparisons are first CAST to INT32 (false 0 < true 1)."""
     builtin = _COMPARISONS[op.type]
     a, b = op.input(0), op.input(1)
     if op.in_type(0) == BOOL8 and op.type not in (O.EQUAL, O.NOT_EQUAL):
         a, b = _to_int32(op, a, op.spec(0)), _to_int32(op, b, op.spec(1))
+    if op.in_type(0) in QUANT:
+        a, b = _dequantized(op, a, op.spec(0)), _dequantized(op, b, op.spec(1))
     op.emit(builtin, [a, b], [op.output()])
+
+
+def _dequantized(op: Op, tensor: int, spec: TensorSpec) -> int:
+    out = op.temp(spec.plain("FLOAT32"))
+    op.emit("DEQUANTIZE", [tensor], [out])
+    return out
 
 
 def _to_int32(op: Op, tensor: int, spec: TensorSpec) -> int:
@@ -229,7 +239,8 @@ def select(op: Op) -> None:
         out = op.out_spec()
         a = requantize(op, a, op.spec(1), out)
         b = requantize(op, b, op.spec(2), out)
-    op.emit("SELECT", [op.input(0), a, b], [op.output()])
+    # LiteRT's SELECT keeps the declared output shape when every operand has one element: declare it.
+    op.emit("SELECT", [op.input(0), a, b], [op.output(like=1)])
 
 
 # ---- conversions ----

@@ -180,6 +180,19 @@ def _int8_twin(spec: TensorSpec) -> TensorSpec:
     return TensorSpec("INT8", spec.shape, spec.scales, tuple(z - 128 for z in spec.zero_points))
 
 
+def _via_int8(op: Op, x: int, x_spec: TensorSpec) -> tuple[int, TensorSpec, TensorSpec]:
+    """(input, its spec, the spec to compute the NHWC output in): LiteRT has no kernel for a uint8 input with a
+    per-channel int8 filter, so such an input is requantized to its int8 twin (exact) and the output computed as
+    int8, to be requantized to uint8 afterwards (exact too); other inputs pass unchanged."""
+    out_spec = op.out_spec()
+    if not (op.in_type(0) == Q8 and op.in_type(1) == Q8_PC):
+        return x, x_spec, out_spec
+    twin = _int8_twin(x_spec)
+    converted = op.temp(twin)
+    op.emit("QUANTIZE", [x], [converted])
+    return converted, twin, _int8_twin(out_spec)
+
+
 @rule([O.CONV_2D, O.DEPTHWISE_CONV_2D], types=FLOAT_QUANT, check=_check_conv)
 def conv(op: Op) -> None:
     """HAL CONV_2D: inputs 0 input [N, H, W, C_in], 1 filter [C_out, FH, FW, C_in], 2 bias [C_out] (TENSOR_INT32
@@ -192,17 +205,10 @@ def conv(op: Op) -> None:
     int8 (same scale, zero point - 128, exact), convolved in int8 and the result requantized to uint8."""
     win = _conv_window(op)
     padding, pads = _resolve(op, win, _filter_hw(op))
-    out_spec = op.out_spec()
-    via_int8 = op.in_type(0) == Q8 and op.in_type(1) == Q8_PC
     x, x_spec = nhwc_input(op, 0, win.nchw)
-    if via_int8:
-        twin = _int8_twin(x_spec)
-        converted = op.temp(twin)
-        op.emit("QUANTIZE", [x], [converted])
-        x, x_spec = converted, twin
+    x, x_spec, compute = _via_int8(op, x, x_spec)
     if pads is not None:
         x, x_spec = _pad_nhwc(op, x, x_spec, pads)
-    compute = _int8_twin(out_spec) if via_int8 else out_spec
     out, finish = nhwc_output(op, 0, win.nchw, compute)
     (sw, sh), (dw, dh) = win.stride, win.dilation
     fields = dict(
@@ -231,8 +237,8 @@ def _check_grouped(op: Op) -> str | None:
     channels = dims[1] if _grouped_window(op).nchw else dims[3]
     if not channels or groups <= 0 or channels % groups:
         return f"{op.name}: the input's channel count must be known and divisible by the groups"
-    if op.in_type(1) == Q8_PC and op.in_type(0) == Q8:
-        return f"{op.name}: uint8 input with a per-channel filter"
+    if op.in_type(1) == Q8_PC and not op.dims(1)[0]:
+        return f"{op.name}: a per-channel filter's output channels must be known (its scales are cut per group)"
     return None
 
 
@@ -262,11 +268,12 @@ def grouped_conv(op: Op) -> None:
     win = _grouped_window(op)
     groups = int(op.scalar(win.activation_input - 1))
     padding, pads = _resolve(op, win, _filter_hw(op))
-    out_spec = op.out_spec()
     x, x_spec = nhwc_input(op, 0, win.nchw)
+    x, x_spec, compute = _via_int8(op, x, x_spec)
     if pads is not None:
         x, x_spec = _pad_nhwc(op, x, x_spec, pads)
-    out, finish = nhwc_output(op, 0, win.nchw)
+    out, finish = nhwc_output(op, 0, win.nchw, compute)
+    out_spec = compute
     group_spec = x_spec.with_shape(None if x_spec.shape is None else (*x_spec.shape[:3], -1))
     parts = [op.temp(group_spec) for _ in range(groups)]
     op.emit("SPLIT", [op.const(np.asarray(3, dtype=np.int32)), x], parts, "SplitOptions", numSplits=groups)
@@ -274,7 +281,7 @@ def grouped_conv(op: Op) -> None:
     biases = _group_slices(op, 2, groups)
     (sw, sh), (dw, dh) = win.stride, win.dilation
     act = activation(op, win.activation_input)
-    nhwc_out_shape = permuted(out_spec.shape, (0, 2, 3, 1)) if win.nchw and out_spec.shape else out_spec.shape
+    nhwc_out_shape = permuted(op.out_spec().shape, (0, 2, 3, 1)) if win.nchw and out_spec.shape else out_spec.shape
     results = []
     for g in range(groups):
         result = op.temp(out_spec.with_shape(None if nhwc_out_shape is None else (*nhwc_out_shape[:3], -1)))
@@ -296,20 +303,21 @@ def grouped_conv(op: Op) -> None:
 
 
 def _group_slices(op: Op, i: int, groups: int) -> list[int]:
-    """Input i (filter or bias) cut into `groups` equal parts along dimension 0."""
+    """Input i (filter or bias) cut into `groups` equal parts along dimension 0 (per-channel scales cut too)."""
     spec = op.spec(i)
+
+    def part(g: int, size: int) -> TensorSpec:
+        if spec.quantized_dimension == 0 and len(spec.scales) > 1:
+            return TensorSpec(spec.type, None, spec.scales[g * size : (g + 1) * size], (0,) * size, 0)
+        return spec
+
     if op.is_const(i):
         value = op.value(i)
         size = value.shape[0] // groups
-        out = []
-        for g in range(groups):
-            part = spec
-            if spec.quantized_dimension == 0 and len(spec.scales) > 1:
-                part = TensorSpec(spec.type, None, spec.scales[g * size : (g + 1) * size], (0,) * size, 0)
-            out.append(op.const(value[g * size : (g + 1) * size], part))
-        return out
-    shape = None if spec.shape is None else (-1, *spec.shape[1:])
-    parts = [op.temp(spec.with_shape(shape)) for _ in range(groups)]
+        return [op.const(value[g * size : (g + 1) * size], part(g, size)) for g in range(groups)]
+    size = op.dims(i)[0] // groups if op.dims(i) and op.dims(i)[0] else 0
+    shape = None if spec.shape is None else (size or -1, *spec.shape[1:])
+    parts = [op.temp(part(g, size).with_shape(shape)) for g in range(groups)]
     op.emit("SPLIT", [op.const(np.asarray(0, dtype=np.int32)), op.input(i)], parts, "SplitOptions", numSplits=groups)
     return parts
 
@@ -324,8 +332,6 @@ def _check_transpose_conv(op: Op) -> str | None:
     reason = _check_conv_common(op, win)
     if reason:
         return reason
-    if op.in_type(0) == Q8 and op.in_type(1) == Q8_PC:
-        return f"{op.name}: uint8 input with a per-channel filter"
     if not explicit and not op.is_const(3):
         return f"{op.name}: input 3 (output_shape) is given at run time; the translation needs it constant"
     if explicit and 0 in _spatial(op, 0, win.nchw):
@@ -346,8 +352,8 @@ def transpose_conv(op: Op) -> None:
     window cut out of it with SLICE (none when the padding is zero)."""
     explicit = _transpose_conv_explicit(op)
     win = _window(op, 3, 0, True) if explicit else _window(op, 4, 0, False)
-    out_spec = op.out_spec()
     x, x_spec = nhwc_input(op, 0, win.nchw)
+    x, x_spec, compute = _via_int8(op, x, x_spec)
     filter_dims = op.dims(1)
     (sw, sh) = win.stride
     act = activation(op, win.activation_input)
@@ -356,7 +362,7 @@ def transpose_conv(op: Op) -> None:
         if win.nchw:
             shape = [shape[0], shape[2], shape[3], shape[1]]
         padding = "SAME" if win.scheme == PADDING_SAME else "VALID"
-        out, finish = nhwc_output(op, 0, win.nchw)
+        out, finish = nhwc_output(op, 0, win.nchw, compute)
         _emit_transpose_conv(op, shape, x, padding, (sw, sh), act, out)
         finish()
         return
@@ -364,11 +370,11 @@ def transpose_conv(op: Op) -> None:
     h, w = _spatial(op, 0, win.nchw)
     left, right, top, bottom = win.pads
     full = [n, (h - 1) * sh + filter_dims[1], (w - 1) * sw + filter_dims[2], filter_dims[0]]
-    out, finish = nhwc_output(op, 0, win.nchw)
+    out, finish = nhwc_output(op, 0, win.nchw, compute)
     if (left, right, top, bottom) == (0, 0, 0, 0):
         _emit_transpose_conv(op, full, x, "VALID", (sw, sh), act, out)
     else:
-        whole = op.temp(out_spec.with_shape(tuple(full)))
+        whole = op.temp(compute.with_shape(tuple(full)))
         _emit_transpose_conv(op, full, x, "VALID", (sw, sh), act, whole)
         size = [n, full[1] - top - bottom, full[2] - left - right, full[3]]
         begin = op.const(np.asarray([0, top, left, 0], dtype=np.int32))
