@@ -36,6 +36,15 @@ class Rule:
     params: Mapping[int, str] = field(default_factory=dict)
     runtime_scalars: frozenset[int] = frozenset()
     check: Check | None = None
+    # Roles of the inputs when they depend on the operation's form (explicit or implicit padding...).
+    roles: Callable[[Op], Mapping[int, str]] | None = None
+
+    def role(self, op: Op, position: int) -> str:
+        """The role of input `position` for messages ("parameter" when unnamed)."""
+        named = dict(self.params)
+        if self.roles is not None:
+            named.update(self.roles(op))
+        return named.get(position, "parameter")
 
     @property
     def doc(self) -> str:
@@ -64,6 +73,7 @@ def rule(
     params: Mapping[int, str] | None = None,
     runtime_scalars: Iterable[int] = (),
     check: Check | None = None,
+    roles: Callable[[Op], Mapping[int, str]] | None = None,
 ) -> Callable[[Emit], Emit]:
     """Register the decorated function as the translation rule of `ops` (one or several operations)."""
     op_list = [ops] if isinstance(ops, OperationType) else list(ops)
@@ -82,6 +92,7 @@ def rule(
                 params=dict(params or {}),
                 runtime_scalars=frozenset(runtime_scalars),
                 check=check,
+                roles=roles,
             )
         return emit
 

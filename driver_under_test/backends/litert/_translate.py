@@ -67,7 +67,7 @@ def _reason(op: Op) -> str | None:
         if operand is None or op.is_const(position):
             continue
         if position in found.params or (operand.type in SCALARS and position not in found.runtime_scalars):
-            role = found.params.get(position, "parameter")
+            role = found.role(op, position)
             return (
                 f"{kind.name}: input {position} ({role}) is given at run time; LiteRT needs it as a constant "
                 "(it becomes a builtin option or shapes the translation)"

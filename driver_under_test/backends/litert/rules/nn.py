@@ -154,6 +154,33 @@ def _check_window(op: Op, win: Window, filter_hw: tuple[int, int] | None) -> str
     return None
 
 
+def _window_roles(first: int, extra: tuple[str, ...], explicit: bool) -> dict[int, str]:
+    """Input roles of a window whose padding starts at input `first`."""
+    names = ["pad_left", "pad_right", "pad_top", "pad_bottom"] if explicit else ["padding_scheme"]
+    names += ["stride_w", "stride_h", *extra, "activation", "layout", "dilation_w", "dilation_h"]
+    return {first + k: name for k, name in enumerate(names)}
+
+
+def _conv_roles(op: Op) -> dict[int, str]:
+    if op.type == O.DEPTHWISE_CONV_2D:
+        return _window_roles(3, ("depth_multiplier",), _is_explicit(op, 8, 11))
+    return _window_roles(3, (), _is_explicit(op, 7, 10))
+
+
+def _pool_roles(op: Op) -> dict[int, str]:
+    return _window_roles(1, ("filter_w", "filter_h"), op.n_inputs >= 10)
+
+
+def _grouped_roles(op: Op) -> dict[int, str]:
+    return _window_roles(3, ("groups",), op.n_inputs == 12)
+
+
+def _transpose_conv_roles(op: Op) -> dict[int, str]:
+    if op.n_inputs == 11:
+        return _window_roles(3, (), True)
+    return {3: "output_shape", **_window_roles(4, (), False)}
+
+
 # ---- convolutions ----
 
 QUANT_FILTERS = {Q8: {Q8, Q8_PC}, QS8: {QS8, Q8_PC}}
@@ -193,7 +220,7 @@ def _via_int8(op: Op, x: int, x_spec: TensorSpec) -> tuple[int, TensorSpec, Tens
     return converted, twin, _int8_twin(out_spec)
 
 
-@rule([O.CONV_2D, O.DEPTHWISE_CONV_2D], types=FLOAT_QUANT, check=_check_conv)
+@rule([O.CONV_2D, O.DEPTHWISE_CONV_2D], types=FLOAT_QUANT, check=_check_conv, roles=_conv_roles)
 def conv(op: Op) -> None:
     """HAL CONV_2D: inputs 0 input [N, H, W, C_in], 1 filter [C_out, FH, FW, C_in], 2 bias [C_out] (TENSOR_INT32
     with scale input * filter when quantized), then explicit 3-6 pad left/right/top/bottom, 7 stride w, 8
@@ -258,7 +285,7 @@ def _grouped_window(op: Op) -> Window:
     return _window(op, 3, 1, op.n_inputs == 12)
 
 
-@rule(O.GROUPED_CONV_2D, types=FLOAT_QUANT, check=_check_grouped)
+@rule(O.GROUPED_CONV_2D, types=FLOAT_QUANT, check=_check_grouped, roles=_grouped_roles)
 def grouped_conv(op: Op) -> None:
     """HAL GROUPED_CONV_2D: inputs 0 input [N, H, W, C_in], 1 filter [C_out, FH, FW, C_in / groups], 2 bias
     [C_out], then explicit 3-6 pads, 7-8 strides, 9 groups, 10 activation, 11 layout, or implicit 3 padding
@@ -341,7 +368,7 @@ def _check_transpose_conv(op: Op) -> str | None:
     return None
 
 
-@rule(O.TRANSPOSE_CONV_2D, types=FLOAT_QUANT, check=_check_transpose_conv)
+@rule(O.TRANSPOSE_CONV_2D, types=FLOAT_QUANT, check=_check_transpose_conv, roles=_transpose_conv_roles)
 def transpose_conv(op: Op) -> None:
     """HAL TRANSPOSE_CONV_2D: inputs 0 input [N, H, W, C_in], 1 filter [C_out, FH, FW, C_in], 2 bias [C_out],
     then explicit 3-6 pad left/right/top/bottom, 7-8 strides, 9 activation, 10 layout, or implicit 3 output shape
@@ -448,7 +475,7 @@ def _check_pool(op: Op) -> str | None:
     return None
 
 
-@rule(list(_POOLS), types=FLOAT_QUANT, check=_check_pool)
+@rule(list(_POOLS), types=FLOAT_QUANT, check=_check_pool, roles=_pool_roles)
 def pool(op: Op) -> None:
     """HAL AVERAGE_POOL_2D/MAX_POOL_2D/L2_POOL_2D: input 0 [N, H, W, C], then explicit 1-4 pad left/right/top/
     bottom, 5 stride w, 6 stride h, 7 filter w, 8 filter h, 9 activation, or implicit 1 padding scheme, 2-3
@@ -514,7 +541,7 @@ def _along_last(op: Op, axis: int, body: Callable[[int, int], None], compute: Te
     transpose(op, result, out_spec.with_shape(permuted(out_spec.shape, perm)), perm, op.output())
 
 
-@rule(O.SOFTMAX, types=FLOAT_QUANT | {F16}, params={1: "beta"}, check=_check_axis(2))
+@rule(O.SOFTMAX, types=FLOAT_QUANT | {F16}, params={1: "beta", 2: "axis"}, check=_check_axis(2))
 def softmax(op: Op) -> None:
     """HAL SOFTMAX: inputs 0 input, 1 beta (FLOAT32), 2 axis (optional INT32, default -1); output 0 (quantized:
     scale 1/256, zero point 0 or -128, as LiteRT's kernels expect). TFLite SOFTMAX with beta as an option, along
@@ -559,7 +586,12 @@ def l2_normalization(op: Op) -> None:
     _along_last(op, _axis(op, 1), lambda x, out: op.emit("L2_NORMALIZATION", [x], [out], "L2NormOptions"))
 
 
-@rule(O.LOCAL_RESPONSE_NORMALIZATION, types=FLOAT, check=_check_axis(5))
+@rule(
+    O.LOCAL_RESPONSE_NORMALIZATION,
+    types=FLOAT,
+    params={1: "radius", 2: "bias", 3: "alpha", 4: "beta", 5: "axis"},
+    check=_check_axis(5),
+)
 def local_response_normalization(op: Op) -> None:
     """HAL LOCAL_RESPONSE_NORMALIZATION: inputs 0 input (rank 1-4), 1 radius (INT32), 2 bias, 3 alpha, 4 beta
     (FLOAT32), 5 axis (optional INT32, default -1); output 0 = x / (bias + alpha * sum of squares over
@@ -605,7 +637,12 @@ def _check_resize(op: Op) -> str | None:
     return None
 
 
-@rule([O.RESIZE_BILINEAR, O.RESIZE_NEAREST_NEIGHBOR], types=FLOAT_QUANT, check=_check_resize)
+@rule(
+    [O.RESIZE_BILINEAR, O.RESIZE_NEAREST_NEIGHBOR],
+    types=FLOAT_QUANT,
+    params={1: "width", 2: "height", 3: "layout", 4: "align_corners", 5: "half_pixel_centers"},
+    check=_check_resize,
+)
 def resize(op: Op) -> None:
     """HAL RESIZE_BILINEAR/RESIZE_NEAREST_NEIGHBOR: inputs 0 input [N, H, W, C], 1 new width and 2 new height
     (INT32) or 1 width scale and 2 height scale (FLOAT32: size = floor(in * scale)), 3 layout, 4 align_corners,
@@ -640,7 +677,12 @@ def _check_instance_norm(op: Op) -> str | None:
     return None
 
 
-@rule(O.INSTANCE_NORMALIZATION, types=FLOAT, check=_check_instance_norm)
+@rule(
+    O.INSTANCE_NORMALIZATION,
+    types=FLOAT,
+    params={1: "gamma", 2: "beta", 3: "epsilon", 4: "layout"},
+    check=_check_instance_norm,
+)
 def instance_normalization(op: Op) -> None:
     """HAL INSTANCE_NORMALIZATION: inputs 0 input [N, H, W, C], 1 gamma, 2 beta, 3 epsilon (FLOAT32), 4 layout
     (BOOL); output 0 = (x - mean) * gamma / sqrt(variance + epsilon) + beta, mean and variance over H and W per
@@ -669,7 +711,7 @@ def _check_channel_shuffle(op: Op) -> str | None:
     return None
 
 
-@rule(O.CHANNEL_SHUFFLE, types=FLOAT_QUANT | {F16}, check=_check_channel_shuffle)
+@rule(O.CHANNEL_SHUFFLE, types=FLOAT_QUANT | {F16}, params={1: "num_groups", 2: "axis"}, check=_check_channel_shuffle)
 def channel_shuffle(op: Op) -> None:
     """HAL CHANNEL_SHUFFLE: inputs 0 input, 1 num_groups (INT32), 2 axis (INT32, negative from the end); output
     0: the channels along the axis, seen as [groups, C / groups], transposed to [C / groups, groups].

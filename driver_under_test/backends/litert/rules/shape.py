@@ -166,7 +166,9 @@ def tile(op: Op) -> None:
 # ---- space, depth and batch ----
 
 
-@rule([O.SPACE_TO_DEPTH, O.DEPTH_TO_SPACE], types=FLOAT_QUANT, params={2: "layout"}, check=check_rank4)
+@rule(
+    [O.SPACE_TO_DEPTH, O.DEPTH_TO_SPACE], types=FLOAT_QUANT, params={1: "block_size", 2: "layout"}, check=check_rank4
+)
 def space_depth(op: Op) -> None:
     """HAL SPACE_TO_DEPTH/DEPTH_TO_SPACE: inputs 0 input (4-D), 1 block_size (INT32), 2 layout (optional BOOL,
     true = NCHW); output 0. TFLite SPACE_TO_DEPTH/DEPTH_TO_SPACE (NHWC, TensorFlow's DCR order, as the HAL) with
