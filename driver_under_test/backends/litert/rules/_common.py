@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -24,8 +24,8 @@ FLOAT = frozenset({F32})
 QUANT = frozenset({Q8, QS8})
 FLOAT_QUANT = FLOAT | QUANT
 
-# HAL fused activation codes (NONE 0, RELU 1, RELU1 2, RELU6 3) equal TFLite's ActivationFunctionType numbers.
-ACTIVATION_BUILTINS = {1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
+# HAL fused activation codes (NONE 0, RELU 1, RELU1 2, RELU6 3) equal TFLite's ActivationFunctionType numbers;
+# every builtin the rules emit with an activation has a fused_activation_function, so none needs a separate one.
 
 
 def activation(op: Op, i: int) -> int:
@@ -45,25 +45,6 @@ def check_activation(op: Op, i: int) -> str | None:
     return None
 
 
-def apply_activation(op: Op, source: int, target: int, code: int) -> None:
-    """Write `target` = activation(source) with a separate operator (NONE copies through RESHAPE)."""
-    if code == 0:
-        copy(op, source, target)
-    else:
-        op.emit(ACTIVATION_BUILTINS[code], [source], [target])
-
-
-def copy(op: Op, source: int, target: int) -> None:
-    """target = source, through a RESHAPE to the source's own shape (TFLite has no identity operator)."""
-    shape = op.temp(TensorSpec("INT32", (1,)))
-    op.emit("SHAPE", [source], [shape], "ShapeOptions", outType=_int32(op))
-    op.emit("RESHAPE", [source, shape], [target])
-
-
-def _int32(op: Op) -> int:
-    return op.b.model.schema.TensorType.INT32
-
-
 def same_quant(a: TensorSpec, b: TensorSpec) -> bool:
     """True when two specs carry the same quantization (scale and zero point)."""
     return a.scales == b.scales and a.zero_points == b.zero_points
@@ -76,20 +57,6 @@ def requantize(op: Op, tensor: int, spec: TensorSpec, target: TensorSpec) -> int
     out = op.temp(TensorSpec(spec.type, spec.shape, target.scales, target.zero_points))
     op.emit("QUANTIZE", [tensor], [out])
     return out
-
-
-def into(op: Op, k: int, spec: TensorSpec) -> tuple[int, callable]:
-    """A tensor of `spec` to compute output k into, and the function that then writes output k from it (a
-    requantization when the quantization differs, nothing when it is the output itself)."""
-    out_spec = op.out_spec(k)
-    if same_quant(spec, out_spec) and spec.type == out_spec.type:
-        return op.output(k), lambda: None
-    temp = op.temp(spec.with_shape(out_spec.shape))
-
-    def finish() -> None:
-        op.emit("QUANTIZE", [temp], [op.output(k)])
-
-    return temp, finish
 
 
 # ---- layouts ----
@@ -125,7 +92,7 @@ def nhwc_input(op: Op, i: int, nchw: bool) -> tuple[int, TensorSpec]:
     return out, spec.with_shape(permuted(spec.shape, NCHW_TO_NHWC))
 
 
-def nhwc_output(op: Op, k: int, nchw: bool, spec: TensorSpec | None = None) -> tuple[int, callable]:
+def nhwc_output(op: Op, k: int, nchw: bool, spec: TensorSpec | None = None) -> tuple[int, Callable[[], None]]:
     """A tensor to write output k's NHWC value into, and the function that then writes output k (a transpose
     back to NCHW, and a requantization when `spec` differs from the output's quantization)."""
     out_spec = op.out_spec(k)
@@ -161,20 +128,9 @@ def check_rank4(op: Op, i: int = 0) -> str | None:
 PADDING_SAME, PADDING_VALID = 1, 2  # the HAL's implicit padding schemes
 
 
-def out_size(size: int, filter_size: int, stride: int, dilation: int, head: int, tail: int) -> int:
-    """Output size of a convolution or pool along one spatial axis with explicit padding (HAL arithmetic)."""
-    effective = (filter_size - 1) * dilation + 1
-    return (size - effective + stride + head + tail) // stride
-
-
 def same_padding(size: int, filter_size: int, stride: int, dilation: int) -> tuple[int, int]:
     """(head, tail) of the HAL's implicit SAME padding along one axis (also TFLite's SAME)."""
     effective = (filter_size - 1) * dilation + 1
     out = (size + stride - 1) // stride
     needed = max(0, (out - 1) * stride + effective - size)
     return needed // 2, needed - needed // 2
-
-
-def as_tuple(values: Sequence[int]) -> tuple[int, ...]:
-    """A tuple of Python ints."""
-    return tuple(int(v) for v in values)

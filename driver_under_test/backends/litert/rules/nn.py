@@ -467,10 +467,10 @@ def _check_pool(op: Op) -> str | None:
     if reason:
         return reason
     _, pads = _resolve(op, win, _pool_filter(op, win))
-    if pads is not None and op.type != O.MAX_POOL_2D:
+    if pads is not None and op.type != O.MAX_POOL_2D and op.in_type(0) in QUANT:
         return (
             f"{op.name}: explicit padding {win.pads} is neither VALID nor SAME for this input size; LiteRT's pool "
-            "counts only real elements, so padding the input first would change the result"
+            "counts only real elements, and a quantized composition dividing by the real count would round twice"
         )
     return None
 
@@ -479,20 +479,31 @@ def _check_pool(op: Op) -> str | None:
 def pool(op: Op) -> None:
     """HAL AVERAGE_POOL_2D/MAX_POOL_2D/L2_POOL_2D: input 0 [N, H, W, C], then explicit 1-4 pad left/right/top/
     bottom, 5 stride w, 6 stride h, 7 filter w, 8 filter h, 9 activation, or implicit 1 padding scheme, 2-3
-    strides, 4 filter w, 5 filter h, 6 activation; then optional layout; output 0. TFLite pool of the same name
-    with the window and activation as options; explicit MAX_POOL padding beyond SAME/VALID through PADV2 with the
-    type's lowest value."""
+    strides, 4 filter w, 5 filter h, 6 activation; then optional layout; output 0. Windows count only the input's
+    real elements. TFLite pool of the same name with the window and activation as options. Explicit padding
+    beyond SAME/VALID: MAX_POOL pads with the type's lowest value (PADV2) first; float AVERAGE/L2 pools, whose
+    divisor must stay the count of real elements, are composed (see _padded_mean_pool)."""
     win = _pool_window(op)
     fh, fw = _pool_filter(op, win)
     padding, pads = _resolve(op, win, (fh, fw))
     x, x_spec = nhwc_input(op, 0, win.nchw)
+    out, finish = nhwc_output(op, 0, win.nchw)
+    act = activation(op, win.activation_input)
+    if pads is not None and op.type != O.MAX_POOL_2D:
+        _padded_mean_pool(op, x, x_spec, pads, win, (fh, fw), act, out)
+        finish()
+        return
     if pads is not None:
         lowest = {"FLOAT32": np.float32(-np.inf), "UINT8": np.uint8(0), "INT8": np.int8(-128)}[x_spec.type]
         x, x_spec = _pad_nhwc(op, x, x_spec, pads, lowest)
-    out, finish = nhwc_output(op, 0, win.nchw)
-    (sw, sh) = win.stride
+    _emit_pool(op, _POOLS[op.type], x, out, padding, win, (fh, fw), act)
+    finish()
+
+
+def _emit_pool(op: Op, builtin: str, x: int, out: int, padding: str, win: Window, filter_hw, act: int) -> None:
+    (sw, sh), (fh, fw) = win.stride, filter_hw
     op.emit(
-        _POOLS[op.type],
+        builtin,
         [x],
         [out],
         "Pool2DOptions",
@@ -501,9 +512,40 @@ def pool(op: Op) -> None:
         strideH=sh,
         filterWidth=fw,
         filterHeight=fh,
-        fusedActivationFunction=activation(op, win.activation_input),
+        fusedActivationFunction=act,
     )
-    finish()
+
+
+_ACTIVATION_BUILTINS = {1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
+
+
+def _padded_mean_pool(op: Op, x: int, spec: TensorSpec, pads, win: Window, filter_hw, act: int, out: int) -> None:
+    """Float AVERAGE/L2 pool over explicitly padded input with the HAL's divisor (the real elements in each
+    window): AVERAGE_POOL over the zero-padded input gives sum / area, over a padded tensor of ones count / area;
+    their quotient (DIV, with the activation fused) is sum / count. L2: the same over x * x, then SQRT (and the
+    activation as its own operator)."""
+    free = spec.with_shape(None)
+    source = x
+    if op.type == O.L2_POOL_2D:
+        source = op.temp(spec)
+        op.emit("MUL", [x, x], [source], "MulOptions")
+    shape = op.temp(TensorSpec("INT32", (4,)))
+    op.emit("SHAPE", [x], [shape], "ShapeOptions", outType=op.b.model.schema.TensorType.INT32)
+    ones = op.temp(spec)
+    op.emit("FILL", [shape, op.const(np.float32(1))], [ones])
+    sums, counts = op.temp(free), op.temp(free)
+    padded, _ = _pad_nhwc(op, source, spec, pads)
+    _emit_pool(op, "AVERAGE_POOL_2D", padded, sums, "VALID", win, filter_hw, 0)
+    padded_ones, _ = _pad_nhwc(op, ones, spec, pads)
+    _emit_pool(op, "AVERAGE_POOL_2D", padded_ones, counts, "VALID", win, filter_hw, 0)
+    if op.type == O.AVERAGE_POOL_2D:
+        op.emit("DIV", [sums, counts], [out], "DivOptions", fusedActivationFunction=act)
+        return
+    mean_square, root = op.temp(free), (op.temp(free) if act else out)
+    op.emit("DIV", [sums, counts], [mean_square], "DivOptions")
+    op.emit("SQRT", [mean_square], [root])
+    if act:
+        op.emit(_ACTIVATION_BUILTINS[act], [root], [out])
 
 
 # ---- along one axis: softmaxes and normalizations ----

@@ -132,12 +132,23 @@ def test_max_pool_with_explicit_padding_pads_with_the_lowest_value(nchw: bool) -
     assert "PADV2" in builtins_of(translate(model, constant_reader(model)))
 
 
-def test_average_pool_with_padding_beyond_same_is_refused() -> None:
-    model = pool_model(O.AVERAGE_POOL_2D, (1, 0, 1, 0))
+@pytest.mark.parametrize("kind", [O.AVERAGE_POOL_2D, O.L2_POOL_2D])
+@pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
+def test_float_mean_pools_with_padding_beyond_same_divide_by_the_real_elements(kind: O, nchw: bool) -> None:
+    model = pool_model(kind, (1, 0, 1, 0), nchw)
+    check_against_reference(model, [f32(1, 3, 4, 4) if nchw else f32(1, 4, 4, 3)])
+    assert "PAD" in builtins_of(translate(model, constant_reader(model)))
+
+
+def test_quantized_average_pool_with_padding_beyond_same_is_refused() -> None:
+    b = Build()
+    x = b.input(T.TENSOR_QUANT8_ASYMM, [1, 4, 4, 3], 0.1, 128)
+    out = b.output(T.TENSOR_QUANT8_ASYMM, [1, 3, 3, 3], 0.1, 128)
+    params = [b.i32(p) for p in (1, 0, 1, 0, 2, 2, 2, 2, 0)]
+    b.op(O.AVERAGE_POOL_2D, [x, *params], [out])
+    model = b.model()
     reason = unsupported_reason(model, 0, 0, constant_reader(model))
     assert reason is not None and "neither VALID nor SAME" in reason
-    model = pool_model(O.AVERAGE_POOL_2D, (0, 0, 0, 0))
-    assert unsupported_reason(model, 0, 0, constant_reader(model)) is None
 
 
 def test_uint8_conv_with_a_per_channel_filter_runs_through_int8() -> None:
