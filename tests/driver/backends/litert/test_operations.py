@@ -14,7 +14,7 @@ from driver_under_test.backends.litert import RULES, KernelSet
 from harness.hal import OperationType as O
 from tests.driver.backends.litert.cases import FLAVORS, picks, run_case, supported_seeds
 
-SEEDS_PER_FLAVOR = 5
+SEEDS_PER_FLAVOR = 8
 K = KernelSet
 
 # (operation, flavor, seed, kernel set) -> why LiteRT differs from the HAL there.
@@ -31,7 +31,7 @@ REFERENCE_LRN_WINDOW = (
 DIVERGENCES: dict[tuple[O, str, int, KernelSet], str] = {
     (O.DEQUANTIZE, "quant", 0, K.XNNPACK): XNNPACK_CONSTANT_DEQUANTIZE,
     (O.DEQUANTIZE, "quant", 3, K.XNNPACK): XNNPACK_CONSTANT_DEQUANTIZE,
-    **{(O.LOCAL_RESPONSE_NORMALIZATION, "float", s, K.REFERENCE): REFERENCE_LRN_WINDOW for s in (4, 7, 9, 10)},
+    **{(O.LOCAL_RESPONSE_NORMALIZATION, "float", s, K.REFERENCE): REFERENCE_LRN_WINDOW for s in (4, 7, 9, 10, 11, 15)},
 }
 
 

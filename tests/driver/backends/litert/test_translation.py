@@ -275,3 +275,28 @@ def test_without_litert_support_checks_work_and_translation_says_how_to_install(
     result = subprocess.run([sys.executable, "-c", MISSING], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "pip install 'nnfuzz[litert]'" in result.stdout
+
+
+# ---- resize flags ----
+
+
+def resize_model(kind: O, flags, by_scale: bool, quantized: bool, nchw: bool = False):
+    b = Build()
+    t = T.TENSOR_QUANT8_ASYMM if quantized else T.TENSOR_FLOAT32
+    q = (0.05, 100) if quantized else (0.0, 0)
+    x = b.input(t, [1, 2, 3, 5] if nchw else [1, 3, 5, 2], *q)
+    out = b.output(t, [1, 2, 7, 8] if nchw else [1, 7, 8, 2], *q)
+    size = [b.const(T.FLOAT32, 8 / 5), b.const(T.FLOAT32, 7 / 3)] if by_scale else [b.i32(8), b.i32(7)]
+    flag_inputs = [b.const(T.BOOL, nchw)] + [b.const(T.BOOL, f) for f in flags]
+    b.op(kind, [x, *size, *flag_inputs], [out])
+    return b.model()
+
+
+@pytest.mark.parametrize("kind", [O.RESIZE_BILINEAR, O.RESIZE_NEAREST_NEIGHBOR], ids=lambda o: o.name)
+@pytest.mark.parametrize("flags", [(False, False), (True, False), (False, True)], ids=["plain", "align", "half"])
+@pytest.mark.parametrize("quantized", [False, True], ids=["float", "quant8"])
+def test_resize_flags_match_the_reference(kind: O, flags, quantized: bool) -> None:
+    for by_scale in (False, True):
+        model = resize_model(kind, flags, by_scale, quantized)
+        x = rng.integers(0, 255, (1, 3, 5, 2)).astype(np.uint8) if quantized else f32(1, 3, 5, 2)
+        check_against_reference(model, [x])
