@@ -1,0 +1,495 @@
+"""The two sides of a translation: the HAL operation a rule reads (Op) and the TFLite model it writes into.
+
+A rule sees one `Op`: its HAL operands, constant values and scalar parameters, and, while translating, the
+subgraph being built (`Op.input`, `Op.output`, `Op.temp`, `Op.const`, `Op.emit`). Support checks use the same
+object without a builder, so `unsupported_reason` never needs LiteRT. Builtin operators, options and tensor types
+are named by their schema names ("ADD", "AddOptions", "FLOAT32") and resolved when the flatbuffer is built.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from harness.hal import (
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Subgraph,
+    SymmPerChannelQuantParams,
+)
+
+ConstantReader = Callable[[int, int], np.ndarray]
+
+T = OperandType
+L = OperandLifeTime
+
+# HAL operand type -> TFLite TensorType name.
+TENSOR_TYPES: dict[int, str] = {
+    T.TENSOR_FLOAT32: "FLOAT32",
+    T.FLOAT32: "FLOAT32",
+    T.TENSOR_FLOAT16: "FLOAT16",
+    T.FLOAT16: "FLOAT16",
+    T.TENSOR_INT32: "INT32",
+    T.INT32: "INT32",
+    T.TENSOR_QUANT8_ASYMM: "UINT8",
+    T.TENSOR_QUANT8_ASYMM_SIGNED: "INT8",
+    T.TENSOR_QUANT8_SYMM: "INT8",
+    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: "INT8",
+    T.TENSOR_QUANT16_SYMM: "INT16",
+    T.TENSOR_BOOL8: "BOOL",
+    T.BOOL: "BOOL",
+}
+# HAL operand types no TFLite tensor can stand for, with the reason.
+UNMAPPED_TYPES: dict[int, str] = {
+    T.TENSOR_QUANT16_ASYMM: "LiteRT's builtin kernels have no uint16 asymmetric quantized tensors",
+    T.UINT32: "LiteRT's builtin kernels take no UINT32 operands",
+    T.TENSOR_OEM_BYTE: "OEM operands have no TFLite counterpart",
+    T.OEM: "OEM operands have no TFLite counterpart",
+}
+QUANT8 = frozenset({T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED})
+QUANTIZED = frozenset(
+    {
+        T.TENSOR_QUANT8_ASYMM,
+        T.TENSOR_QUANT8_ASYMM_SIGNED,
+        T.TENSOR_QUANT8_SYMM,
+        T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
+        T.TENSOR_QUANT16_SYMM,
+    }
+)
+SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
+
+
+class UnsupportedModel(Exception):
+    """The model has an operation (or operand) this backend cannot translate; the message says why."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A TFLite tensor's type, shape (with -1 for unknown dimensions) and quantization."""
+
+    type: str  # TensorType name
+    shape: tuple[int, ...] | None  # None = unknown rank
+    scales: tuple[float, ...] = ()
+    zero_points: tuple[int, ...] = ()
+    quantized_dimension: int = 0
+
+    def with_shape(self, shape: Sequence[int] | None) -> TensorSpec:
+        """The same type and quantization with another shape."""
+        return TensorSpec(
+            self.type,
+            None if shape is None else tuple(int(d) for d in shape),
+            self.scales,
+            self.zero_points,
+            self.quantized_dimension,
+        )
+
+    def with_quant(self, scale: float, zero_point: int) -> TensorSpec:
+        """The same type and shape, quantized per tensor with these parameters."""
+        return TensorSpec(self.type, self.shape, (float(scale),), (int(zero_point),))
+
+    def plain(self, type_name: str) -> TensorSpec:
+        """Another type, same shape, no quantization."""
+        return TensorSpec(type_name, self.shape)
+
+
+def operand_spec(operand: Operand) -> TensorSpec:
+    """The TFLite tensor that stands for a HAL operand (unknown dimensions as -1, unknown rank as None)."""
+    type_name = TENSOR_TYPES[operand.type]
+    if operand.type in SCALARS:
+        shape: tuple[int, ...] | None = ()
+    elif not operand.dimensions:
+        shape = None
+    else:
+        shape = tuple(int(d) if d else -1 for d in operand.dimensions)
+    if operand.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        params = operand.extra_params
+        assert isinstance(params, SymmPerChannelQuantParams)
+        scales = tuple(float(s) for s in params.scales)
+        return TensorSpec(type_name, shape, scales, (0,) * len(scales), int(params.channel_dim))
+    if operand.type in QUANTIZED or (operand.type == T.TENSOR_INT32 and operand.scale):
+        return TensorSpec(type_name, shape, (float(operand.scale),), (int(operand.zero_point),))
+    return TensorSpec(type_name, shape)
+
+
+def unknown(shape: Sequence[int] | None) -> bool:
+    """True when a shape has an unknown rank or dimension."""
+    return shape is None or any(d < 0 for d in shape)
+
+
+class Op:
+    """One HAL operation as a rule sees it; with a SubgraphBuilder attached it also writes TFLite operators."""
+
+    def __init__(
+        self,
+        model: Model,
+        subgraph: int,
+        graph: Subgraph,
+        operation: Operation,
+        constants: ConstantReader,
+        builder: SubgraphBuilder | None = None,
+    ) -> None:
+        self.model = model
+        self.subgraph = subgraph
+        self.graph = graph
+        self.operation = operation
+        self.constants = constants
+        self.builder = builder
+        self._values: dict[int, np.ndarray] = {}
+
+    # ---- reading the HAL operation ----
+
+    @property
+    def type(self) -> OperationType:
+        """The HAL operation type."""
+        return OperationType(self.operation.type)
+
+    @property
+    def name(self) -> str:
+        """The HAL operation's name, for messages."""
+        return self.type.name
+
+    @property
+    def n_inputs(self) -> int:
+        """How many inputs the operation lists (omitted trailing optional inputs are not listed)."""
+        return len(self.operation.inputs)
+
+    def operand(self, i: int) -> Operand | None:
+        """Input i's operand, or None when it is not listed or has no value (NO_VALUE)."""
+        if i >= len(self.operation.inputs):
+            return None
+        operand = self.graph.operands[self.operation.inputs[i]]
+        return None if operand.lifetime == L.NO_VALUE else operand
+
+    def out(self, k: int = 0) -> Operand:
+        """Output k's operand."""
+        return self.graph.operands[self.operation.outputs[k]]
+
+    def has(self, i: int) -> bool:
+        """True when input i is present with a value."""
+        return self.operand(i) is not None
+
+    def in_type(self, i: int = 0) -> int:
+        """The operand type of input i (which must be present)."""
+        operand = self.operand(i)
+        assert operand is not None, f"{self.name}: input {i} absent"
+        return operand.type
+
+    def is_const(self, i: int) -> bool:
+        """True when input i is a constant (CONSTANT_COPY or CONSTANT_REFERENCE)."""
+        operand = self.operand(i)
+        return operand is not None and operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE)
+
+    def value(self, i: int) -> np.ndarray:
+        """The value of constant input i, in its storage dtype and dimensions."""
+        if i not in self._values:
+            if not self.is_const(i):
+                raise UnsupportedModel(f"{self.name}: input {i} is not a constant")
+            self._values[i] = np.asarray(self.constants(self.subgraph, self.operation.inputs[i]))
+        return self._values[i]
+
+    def scalar(self, i: int, default: Any = None) -> Any:
+        """The Python value of constant scalar input i, or `default` when the input is absent."""
+        if not self.has(i):
+            return default
+        return self.value(i).reshape(-1)[0].item()
+
+    def dims(self, i: int) -> list[int]:
+        """Input i's declared dimensions (0 = unknown, [] = unknown rank for a tensor)."""
+        operand = self.operand(i)
+        assert operand is not None
+        return list(operand.dimensions)
+
+    def rank(self, i: int) -> int | None:
+        """Input i's rank, or None when unknown."""
+        operand = self.operand(i)
+        if operand is None or (operand.type not in SCALARS and not operand.dimensions):
+            return None
+        return len(operand.dimensions)
+
+    def out_rank(self, k: int = 0) -> int | None:
+        """Output k's rank, or None when unknown."""
+        dims = self.out(k).dimensions
+        return len(dims) if dims else None
+
+    def spec(self, i: int) -> TensorSpec:
+        """The TensorSpec of input i."""
+        operand = self.operand(i)
+        assert operand is not None
+        return operand_spec(operand)
+
+    def out_spec(self, k: int = 0) -> TensorSpec:
+        """The TensorSpec of output k."""
+        return operand_spec(self.out(k))
+
+    # ---- writing TFLite (translation only) ----
+
+    @property
+    def b(self) -> SubgraphBuilder:
+        """The subgraph being built (only while translating)."""
+        assert self.builder is not None, "a support check must not build"
+        return self.builder
+
+    def input(self, i: int) -> int:
+        """The tensor of input i (-1 when the input is omitted)."""
+        if not self.has(i):
+            return -1
+        return self.b.hal_tensor(self.operation.inputs[i])
+
+    def output(self, k: int = 0, like: int | None = None) -> int:
+        """The tensor of output k; `like` names an input whose dimensions fill in the output's unknown ones (for
+        kernels that keep the declared output shape in some cases)."""
+        index = self.operation.outputs[k]
+        if like is not None and self.has(like):
+            dims = self.out(k).dimensions
+            hint = self.dims(like)
+            if hint and (not dims or len(dims) == len(hint)):
+                merged = [d or h for d, h in zip(dims or [0] * len(hint), hint)]
+                return self.b.hal_tensor(index, merged)
+        return self.b.hal_tensor(index)
+
+    def temp(self, spec: TensorSpec) -> int:
+        """A new intermediate tensor."""
+        return self.b.temp(spec)
+
+    def const(self, value: np.ndarray | Sequence[Any], spec: TensorSpec | None = None) -> int:
+        """A new constant tensor holding `value` (int32 for a list of ints unless `spec` says otherwise)."""
+        return self.b.const(value, spec)
+
+    def emit(self, builtin: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None = None, **fields):
+        """Append one TFLite builtin operator; `options` names its options table, `fields` set its members."""
+        self.b.operator(builtin, inputs, outputs, options, fields)
+
+
+class SubgraphBuilder:
+    """The TFLite subgraph built from one HAL subgraph: tensors, operators, inputs and outputs."""
+
+    def __init__(self, model: ModelBuilder, hal_index: int, graph: Subgraph) -> None:
+        self.model = model
+        self.hal_index = hal_index
+        self.graph = graph
+        self.tensors: list[Any] = []
+        self.operators: list[Any] = []
+        self._hal: dict[int, int] = {}
+        self.translation: Any = None  # the Translation building this subgraph (control flow reaches the others)
+
+    def add(self, spec: TensorSpec, name: str, buffer: int = 0) -> int:
+        """A new tensor; its index."""
+        s = self.model.schema
+        tensor = s.TensorT()
+        tensor.name = name
+        tensor.type = getattr(s.TensorType, spec.type)
+        tensor.buffer = buffer
+        if spec.shape is None:
+            tensor.shape = []
+            tensor.hasRank = False
+        else:
+            tensor.shape = [d if d >= 0 else 1 for d in spec.shape]
+            tensor.hasRank = True
+            if any(d < 0 for d in spec.shape):
+                tensor.shapeSignature = list(spec.shape)
+        if spec.scales:
+            q = s.QuantizationParametersT()
+            q.scale = [float(x) for x in spec.scales]
+            q.zeroPoint = [int(z) for z in spec.zero_points]
+            q.quantizedDimension = spec.quantized_dimension
+            tensor.quantization = q
+        self.tensors.append(tensor)
+        return len(self.tensors) - 1
+
+    def hal_tensor(self, index: int, dims: Sequence[int] | None = None) -> int:
+        """The tensor of HAL operand `index` (made on first use; constants get their buffer); `dims` replace the
+        operand's declared dimensions (0 = unknown) when it is made."""
+        found = self._hal.get(index)
+        if found is not None:
+            return found
+        operand = self.graph.operands[index]
+        if operand.lifetime == L.NO_VALUE:
+            return -1
+        spec = operand_spec(operand)
+        if dims is not None:
+            spec = spec.with_shape([d if d else -1 for d in dims])
+        buffer = 0
+        if operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE):
+            value = np.asarray(self.model.constants(self.hal_index, index))
+            buffer = self.model.buffer(_storage_bytes(value, spec))
+        tensor = self.add(spec, f"operand{index}", buffer)
+        self._hal[index] = tensor
+        return tensor
+
+    def bind(self, index: int, tensor: int) -> None:
+        """Make HAL operand `index` stand for an existing tensor (an alias: no operator needed)."""
+        assert index not in self._hal
+        self._hal[index] = tensor
+
+    def temp(self, spec: TensorSpec) -> int:
+        """A new intermediate tensor."""
+        return self.add(spec, f"t{len(self.tensors)}")
+
+    def const(self, value: np.ndarray | Sequence[Any], spec: TensorSpec | None = None) -> int:
+        """A new constant tensor."""
+        array = np.asarray(value)
+        if spec is None:
+            if array.dtype.kind in "iu":
+                spec = TensorSpec("INT32", array.shape)
+            elif array.dtype.kind == "b":
+                spec = TensorSpec("BOOL", array.shape)
+            elif array.dtype == np.float16:
+                spec = TensorSpec("FLOAT16", array.shape)
+            else:
+                spec = TensorSpec("FLOAT32", array.shape)
+        else:
+            spec = spec.with_shape(array.shape)
+        return self.add(spec, f"c{len(self.tensors)}", self.model.buffer(_storage_bytes(array, spec)))
+
+    def operator(
+        self, builtin: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None, fields: dict[str, Any]
+    ) -> None:
+        """Append one builtin operator."""
+        s = self.model.schema
+        op = s.OperatorT()
+        op.opcodeIndex = self.model.opcode(builtin)
+        op.inputs = [int(i) for i in inputs]
+        op.outputs = [int(o) for o in outputs]
+        if options is not None:
+            op.builtinOptionsType = getattr(s.BuiltinOptions, options)
+            op.builtinOptions = getattr(s, options + "T")(**fields)
+        else:
+            assert not fields, f"{builtin}: fields without an options table"
+        self.operators.append(op)
+
+    def finish(self, inputs: Sequence[int], outputs: Sequence[int], name: str) -> Any:
+        """The SubGraphT."""
+        s = self.model.schema
+        sub = s.SubGraphT()
+        sub.tensors = self.tensors
+        sub.operators = self.operators
+        sub.inputs = [int(i) for i in inputs]
+        sub.outputs = [int(o) for o in outputs]
+        sub.name = name
+        return sub
+
+
+# numpy dtype a TFLite tensor type stores its elements in.
+STORAGE = {
+    "FLOAT32": np.dtype("<f4"),
+    "FLOAT16": np.dtype("<f2"),
+    "INT32": np.dtype("<i4"),
+    "UINT8": np.dtype("u1"),
+    "INT8": np.dtype("i1"),
+    "INT16": np.dtype("<i2"),
+    "BOOL": np.dtype("u1"),
+    "INT64": np.dtype("<i8"),
+}
+
+
+def _storage_bytes(value: np.ndarray, spec: TensorSpec) -> bytes:
+    if spec.type == "BOOL":
+        # A HAL boolean is any non-zero byte; TFLite's is 0 or 1.
+        return (np.asarray(value) != 0).astype(np.uint8).tobytes()
+    return np.ascontiguousarray(value, dtype=STORAGE[spec.type]).tobytes()
+
+
+# Operator code versions other than 1: LiteRT's resolvers register BROADCAST_TO from version 2 (version 1 was the
+# TensorFlow op run by the Flex delegate). Kernels do not read the version otherwise.
+OPCODE_VERSIONS = {"BROADCAST_TO": 2}
+
+
+class ModelBuilder:
+    """The TFLite model being built: operator codes, buffers and subgraphs (subgraph 0 is main)."""
+
+    def __init__(self, schema: Any, model: Model, constants: ConstantReader) -> None:
+        self.schema = schema
+        self.hal = model
+        self.constants = constants
+        self.buffers: list[bytes] = [b""]  # buffer 0: the empty buffer tensors without data point to
+        self._opcodes: dict[str, int] = {}
+        self.subgraphs: list[Any] = []
+
+    def opcode(self, builtin: str) -> int:
+        """The index of a builtin's operator code (added on first use)."""
+        index = self._opcodes.get(builtin)
+        if index is None:
+            index = self._opcodes[builtin] = len(self._opcodes)
+        return index
+
+    def buffer(self, data: bytes) -> int:
+        """A new buffer holding `data`; its index."""
+        self.buffers.append(data)
+        return len(self.buffers) - 1
+
+    def reserve(self) -> int:
+        """A subgraph slot to fill later (a control-flow operator needs the index of a subgraph not yet built)."""
+        self.subgraphs.append(None)
+        return len(self.subgraphs) - 1
+
+    def pack(self) -> bytes:
+        """The finished flatbuffer (file identifier TFL3)."""
+        s = self.schema
+        fb = _flatbuffers()
+        model = s.ModelT()
+        model.version = 3
+        model.description = "nnfuzz HAL model"
+        codes = []
+        for name in self._opcodes:  # insertion order = index order
+            code = getattr(s.BuiltinOperator, name)
+            oc = s.OperatorCodeT()
+            oc.builtinCode = code
+            # Readers before the 32-bit builtin_code field read the deprecated byte; codes >= 127 put the
+            # placeholder there.
+            oc.deprecatedBuiltinCode = min(code, s.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES)
+            oc.version = OPCODE_VERSIONS.get(name, 1)
+            codes.append(oc)
+        model.operatorCodes = codes
+        model.subgraphs = list(self.subgraphs)
+        model.buffers = [_AlignedBuffer(s, data) for data in self.buffers]
+        builder = fb.Builder(1024 + sum(len(b) for b in self.buffers))
+        builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+        return bytes(builder.Output())
+
+
+def _flatbuffers() -> Any:
+    from driver_under_test.backends.litert._engine import flatbuffers
+
+    return flatbuffers()
+
+
+class _AlignedBuffer:
+    """A BufferT whose data vector starts on a 16-byte boundary (kernels read constants in place)."""
+
+    ALIGNMENT = 16
+
+    def __init__(self, schema: Any, data: bytes) -> None:
+        self.schema = schema
+        self.data = data
+
+    def Pack(self, builder: Any) -> int:  # noqa: N802  (the flatbuffers object API's name)
+        s = self.schema
+        vector = None
+        if self.data:
+            n = len(self.data)
+            builder.StartVector(1, n, self.ALIGNMENT)
+            builder.head = builder.head - n
+            builder.Bytes[builder.head : builder.head + n] = self.data
+            vector = builder.EndVector()
+        s.BufferStart(builder)
+        if vector is not None:
+            s.BufferAddData(builder, vector)
+        return s.BufferEnd(builder)
+
+
+def ceil_div(a: int, b: int) -> int:
+    """Integer ceiling of a / b for positive b."""
+    return -(-a // b)
+
+
+def prod(values: Sequence[int]) -> int:
+    """Product of a sequence of ints."""
+    return math.prod(values)

@@ -1,0 +1,137 @@
+"""translate() and unsupported_reason(): a validated HAL model to one TFLite flatbuffer, or why not.
+
+Every HAL subgraph becomes a TFLite subgraph (main is subgraph 0; referenced subgraphs follow in the order the
+control-flow rules first need them). Each HAL operand a rule touches becomes one tensor: constants carry their
+bytes in a buffer, unknown dimensions are -1 in the shape signature, omitted optional inputs are index -1.
+Scalar parameters do not become tensors; rules read them as constants and write builtin options.
+"""
+
+from __future__ import annotations
+
+from driver_under_test.backends.litert import rules as _rules  # noqa: F401  (registers every rule)
+from driver_under_test.backends.litert._engine import schema
+from driver_under_test.backends.litert._graph import (
+    SCALARS,
+    TENSOR_TYPES,
+    UNMAPPED_TYPES,
+    ConstantReader,
+    ModelBuilder,
+    Op,
+    SubgraphBuilder,
+    UnsupportedModel,
+)
+from driver_under_test.backends.litert._registry import RULES, UNSUPPORTED
+from harness.hal import Model, OperandLifeTime, OperandType, OperationType, Subgraph
+
+NOT_YET = "no translation rule written yet"
+
+
+def _graph(model: Model, subgraph: int) -> Subgraph:
+    return model.main if subgraph == 0 else model.referenced[subgraph - 1]
+
+
+def unsupported_reason(model: Model, subgraph: int, operation: int, constants: ConstantReader) -> str | None:
+    """Why this operation cannot be translated (None: it can). For IF/WHILE this covers every operation of the
+    referenced subgraphs, recursively."""
+    graph = _graph(model, subgraph)
+    op = Op(model, subgraph, graph, graph.operations[operation], constants)
+    return _reason(op)
+
+
+def _reason(op: Op) -> str | None:
+    try:
+        kind = OperationType(op.operation.type)
+    except ValueError:
+        return f"operation type {op.operation.type} is not a HAL operation"
+    if kind in UNSUPPORTED:
+        return f"{kind.name}: {UNSUPPORTED[kind]}"
+    found = RULES.get(kind)
+    if found is None:
+        return f"{kind.name}: {NOT_YET}"
+    for position, index in enumerate(op.operation.inputs):
+        operand = op.graph.operands[index]
+        if operand.lifetime == OperandLifeTime.NO_VALUE or operand.type == OperandType.SUBGRAPH:
+            continue
+        if operand.type in UNMAPPED_TYPES:
+            return f"{kind.name}: input {position}: {UNMAPPED_TYPES[operand.type]}"
+        if operand.type not in TENSOR_TYPES:
+            return f"{kind.name}: input {position} has operand type {operand.type}, which has no TFLite type"
+    for position, index in enumerate(op.operation.outputs):
+        operand = op.graph.operands[index]
+        if operand.type in UNMAPPED_TYPES:
+            return f"{kind.name}: output {position}: {UNMAPPED_TYPES[operand.type]}"
+        if operand.type not in TENSOR_TYPES:
+            return f"{kind.name}: output {position} has operand type {operand.type}, which has no TFLite type"
+    for position in range(op.n_inputs):
+        operand = op.operand(position)
+        if operand is None or op.is_const(position):
+            continue
+        if position in found.params or (operand.type in SCALARS and position not in found.runtime_scalars):
+            role = found.role(op, position)
+            return (
+                f"{kind.name}: input {position} ({role}) is given at run time; LiteRT needs it as a constant "
+                "(it becomes a builtin option or shapes the translation)"
+            )
+    if found.types is not None:
+        operand = op.operand(found.type_input)
+        if operand is not None and operand.type not in found.types:
+            name = OperandType(operand.type).name if operand.type in OperandType._value2member_map_ else operand.type
+            return f"{kind.name}: LiteRT's kernels for it do not take operand type {name} (input {found.type_input})"
+    if found.check is not None:
+        try:
+            return found.check(op)
+        except UnsupportedModel as exc:
+            return str(exc)
+    return None
+
+
+def translate(model: Model, constants: ConstantReader) -> bytes:
+    """The TFLite flatbuffer of a validated model whose operations are all supported (UnsupportedModel else)."""
+    for subgraph in range(1 + len(model.referenced)):
+        graph = _graph(model, subgraph)
+        for index in range(len(graph.operations)):
+            reason = unsupported_reason(model, subgraph, index, constants)
+            if reason is not None:
+                where = "main" if subgraph == 0 else f"referenced subgraph {subgraph - 1}"
+                raise UnsupportedModel(f"operation {index} of {where}: {reason}")
+    translation = Translation(model, constants)
+    translation.subgraph(0)
+    return translation.builder.pack()
+
+
+class Translation:
+    """One model being translated: its ModelBuilder and which HAL subgraph became which TFLite subgraph."""
+
+    def __init__(self, model: Model, constants: ConstantReader) -> None:
+        self.model = model
+        self.constants = constants
+        self.builder = ModelBuilder(schema(), model, constants)
+        self._done: dict[tuple[int, int], int] = {}
+
+    def subgraph(self, hal_subgraph: int, pass_through: int = 0) -> int:
+        """The TFLite subgraph index of HAL subgraph `hal_subgraph` (0 = main, k + 1 = referenced k), built once.
+
+        `pass_through` > 0 appends that many of the subgraph's last inputs to its outputs unchanged (a WHILE
+        body in TFLite must return every loop variable; the HAL's input-only operands are not returned).
+        """
+        key = (hal_subgraph, pass_through)
+        found = self._done.get(key)
+        if found is not None:
+            return found
+        index = self.builder.reserve()
+        self._done[key] = index
+        graph = _graph(self.model, hal_subgraph)
+        sub = SubgraphBuilder(self.builder, hal_subgraph, graph)
+        sub.translation = self  # control-flow rules reach the other subgraphs through it
+        inputs = [sub.hal_tensor(i) for i in graph.input_indexes]
+        for operation in graph.operations:
+            op = Op(self.model, hal_subgraph, graph, operation, self.constants, sub)
+            RULES[OperationType(operation.type)].emit(op)
+        outputs = [sub.hal_tensor(i) for i in graph.output_indexes]
+        if pass_through:
+            outputs += inputs[len(inputs) - pass_through :]
+        name = "main" if hal_subgraph == 0 else f"referenced{hal_subgraph - 1}"
+        if pass_through:
+            name += f"_pass{pass_through}"
+        self.builder.subgraphs[index] = sub.finish(inputs, outputs, name)
+        return index

@@ -1,0 +1,1 @@
+"""Tests of the LiteRT backend (driver_under_test/backends/litert)."""
