@@ -1,6 +1,9 @@
 """driver_under_test: an NN HAL 1.3-style driver, the system nnfuzz hunts bugs in.
 
-It imports nothing of the harness but `harness.hal`. Start it with `create_device(faults=[...], **options)`.
+It imports nothing of the harness but `harness.hal`. Start it with `create_device(faults=[...], **options)`: its
+prepared models run on the driver's own numpy kernels. The same HAL plumbing over LiteRT (`pip install
+'nnfuzz[litert]'`): `create_litert_device` (optimized kernels), `create_litert_xnnpack_device`,
+`create_litert_reference_device`, each a driver spec of its own (`--driver driver_under_test:create_litert_device`).
 """
 
 from __future__ import annotations
@@ -21,4 +24,28 @@ def create_device(faults: Iterable[str] | None = None, **options: object) -> Dri
     return DriverDevice(build_options(**options), resolve(faults))
 
 
-__all__ = ["CATALOGUE", "DriverDevice", "create_device"]
+def create_litert_device(
+    faults: Iterable[str] | None = None, kernel_set: str = "optimized", **options: object
+) -> DriverDevice:
+    """A new device whose prepared models run on LiteRT with `kernel_set` (optimized, xnnpack or reference)."""
+    return create_device(faults, backend="litert", backend_options={"kernel_set": kernel_set}, **options)
+
+
+def create_litert_xnnpack_device(faults: Iterable[str] | None = None, **options: object) -> DriverDevice:
+    """create_litert_device with LiteRT's optimized kernels and the XNNPACK delegate."""
+    return create_litert_device(faults, "xnnpack", **options)
+
+
+def create_litert_reference_device(faults: Iterable[str] | None = None, **options: object) -> DriverDevice:
+    """create_litert_device with LiteRT's reference kernels."""
+    return create_litert_device(faults, "reference", **options)
+
+
+__all__ = [
+    "CATALOGUE",
+    "DriverDevice",
+    "create_device",
+    "create_litert_device",
+    "create_litert_reference_device",
+    "create_litert_xnnpack_device",
+]

@@ -31,7 +31,7 @@ from driver_under_test._cache_format import (
     deserialize,
     serialize,
 )
-from driver_under_test._cache_store import TokenStore
+from driver_under_test._cache_store import TokenStore, default_cache_dir
 from driver_under_test.backends import Constants
 from driver_under_test.errors import failure, invalid
 from driver_under_test.faults import FaultSet, define
@@ -86,10 +86,13 @@ def _saved_subgraphs(model: Model, constants: Constants) -> list[SavedSubgraph]:
 class CompilationCache:
     """One device's cache files and its persistent {token -> model cache hash} store."""
 
-    def __init__(self, options: DeviceOptions, faults: FaultSet, version: str) -> None:
+    def __init__(self, options: DeviceOptions, faults: FaultSet, version: str, variant: str) -> None:
         self.options = options
         self.faults = faults
         self.version = version  # the device's version string: the store forgets every record when it changes
+        # Devices of different backends keep separate stores by default: sharing one, each would wipe the other's
+        # records whenever it saw the other's version.
+        self.folder = options.cache_dir if options.cache_dir is not None else default_cache_dir() / variant
 
     def files_needed(self) -> tuple[int, int]:
         """(model cache files, data cache files) the device uses: one of each, none when caching is off."""
@@ -98,7 +101,7 @@ class CompilationCache:
         return MODEL_CACHE_FILES, DATA_CACHE_FILES
 
     def _store(self) -> TokenStore:
-        return TokenStore(self.options.cache_dir, self.version)
+        return TokenStore(self.folder, self.version)
 
     def _digest(self, model_cache: bytes) -> bytes:
         """The hash the store keeps of a model cache."""

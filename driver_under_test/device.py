@@ -61,7 +61,7 @@ class DriverDevice(Device):
         self.backend = backend if backend is not None else create_backend(options.backend, **options.backend_options)
         # The version names the backend and its engine: a cache saved by another one is not this device's.
         self.version = f"{options.version} ({self.backend.name}: {self.backend.version()})"
-        self.cache = CompilationCache(options, faults, self.version)
+        self.cache = CompilationCache(options, faults, self.version, self.backend.name)
         self.domain = MemoryDomain(faults, options.limits)
         # Threads for asynchronous work (preparation, executions, burst listeners), shared by its prepared models.
         self.workers = WorkerPool("dut-worker")
