@@ -30,7 +30,7 @@ from harness.oracle.rules import Breach, verdict_of
 from harness.oracle.verdict import Verdict
 from harness.targets._common import DEFAULT_TIMEOUT_S, guarded
 from harness.targets.base import register_target
-from harness.targets.burst import (
+from harness.targets.burst_session import (
     DEFAULT_CHANNEL,
     LISTENER_KEEPS_SERVING,
     MATCHES_SYNCHRONOUS,

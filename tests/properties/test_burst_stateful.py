@@ -18,11 +18,11 @@ from harness.burst_client import BurstBroken, BurstClient
 from harness.gen.burst_packets import apply_mutation
 from harness.gen.sources import RandomSource
 from harness.hal import MeasureTiming
-from harness.targets.burst import (
+from harness.targets.burst import BurstTarget
+from harness.targets.burst_session import (
     MALFORMED_PACKET_REJECTED,
     MATCHES_SYNCHRONOUS,
     BurstModel,
-    BurstTarget,
     SessionStop,
     exchange,
     judge_error_result,

@@ -18,8 +18,9 @@ from harness.hal import ErrorStatus, OutputShape, Timing
 from harness.hal.burst_wire import ResultPacket
 from harness.oracle.verdict import Outcome
 from harness.targets import run_atheris_one
-from harness.targets.burst import BurstModel, BurstTarget, judge_error_result, judge_valid_result
+from harness.targets.burst import BurstTarget
 from harness.targets.burst_packets import BurstPacketsTarget, template_packet
+from harness.targets.burst_session import BurstModel, judge_error_result, judge_valid_result
 from tests.targets.fakes import DelegatingPreparedModel, WrapsPreparedModel
 from tests.verdicts import assert_passes
 
