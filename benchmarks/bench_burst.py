@@ -23,10 +23,9 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from harness.requests import build_request
 
 from harness.burst_client import BurstClient
-from harness.case import model_from_json
+from harness.case import model_from_json, simple_request
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.hal import ErrorStatus, ExecutionPreference, MeasureTiming, PreparedModel, Priority
 from harness.hal.burst_wire import DATUM_SIZE
@@ -80,7 +79,7 @@ def burst_vs_sync(driver: str, repeats: int) -> dict:
     """Latency of the same request through a burst and through executeSynchronously."""
     pm = _prepare(create_device(driver))
     a = np.arange(4, dtype=np.float32).reshape(2, 2)
-    rb = build_request(model_from_json(SMALL_ADD), [a, a], [16])
+    rb = simple_request(model_from_json(SMALL_ADD), [a, a], [16])
 
     def sync() -> None:
         if pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)[0] != ErrorStatus.NONE:

@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from harness.requests import build_request
 
+from harness.case import simple_request
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.hal import (
     CacheHandle,
@@ -153,7 +153,7 @@ def _median_ms(fn: Callable[[], None], repeats: int) -> float:
 
 def _outputs(prepared: PreparedModel, model: Model, inputs: list[np.ndarray]) -> np.ndarray:
     out = model.main.operands[model.main.output_indexes[0]]
-    with build_request(model, inputs, [int(np.prod(out.dimensions)) * 4]) as rb:
+    with simple_request(model, inputs, [int(np.prod(out.dimensions)) * 4]) as rb:
         status, _, _ = prepared.execute_synchronously(rb.request, MeasureTiming.NO, None, None)
         if status != ErrorStatus.NONE:
             raise SystemExit(f"execution failed: {status.name}")

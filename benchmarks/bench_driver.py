@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from harness.requests import build_request
 
-from harness.case import model_from_json
+from harness.case import model_from_json, simple_request
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.hal import ErrorStatus, ExecutionPreference, MeasureTiming, Model, Priority
 from harness.hal.callbacks import WaitablePreparedModelCallback
@@ -136,7 +135,7 @@ def _driver_runner(device, model: Model, inputs: list[np.ndarray], output_bytes:
     status, pm = callback.result(60)
     if status != ErrorStatus.NONE:
         raise SystemExit(f"driver could not prepare the model: {status.name}")
-    rb = build_request(model, inputs, [output_bytes])
+    rb = simple_request(model, inputs, [output_bytes])
 
     def run() -> None:
         status, _, _ = pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)

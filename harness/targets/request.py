@@ -21,7 +21,7 @@ from harness.oracle.verdict import Verdict
 from harness.paths import PATHS
 from harness.targets._common import DEFAULT_TIMEOUT_S
 from harness.targets.base import register_target
-from harness.targets.execution import Plan, execute_case
+from harness.targets.execute import Plan, execute_case
 
 # How often (out of 4) decode breaks the request for every path or for the fenced path only.
 DEFAULT_KINDS = ("request", "request", "request", "fenced_request")

@@ -12,8 +12,8 @@ from driver_under_test.backends.litert import KernelSet, LiteRTProgram, translat
 from harness.gen import GenerationRejected, ModelConfig, RandomSource, generate_model
 from harness.hal import ErrorStatus, Model, OperandLifeTime, OperandType, OperationType, numpy_dtype
 from harness.oracle.accuracy import compare
+from harness.oracle.outputs import quantized_operations, unspecified_outputs
 from harness.reference import run_model
-from harness.targets.execution import quantized_operations, unspecified_outputs
 
 QUANTIZED_TYPES = frozenset(
     {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from harness.case import model_from_json
 from harness.drivers import create_device
+from harness.oracle.outputs import output_producer
 from harness.runner.execute import decode_seed, resolve_target, run_case
-from harness.targets.execution import output_producer
 
 
 def _operand(type_: str, dims: list[int], lifetime: str, value: list | None = None) -> dict:
