@@ -24,13 +24,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from harness.burst_client import BurstClient
 from harness.case import model_from_json, simple_request
 from harness.drivers import DEFAULT_DRIVER, create_device
 from harness.hal import ErrorStatus, ExecutionPreference, MeasureTiming, PreparedModel, Priority
 from harness.hal.burst_wire import DATUM_SIZE
 from harness.hal.callbacks import WaitablePreparedModelCallback
 from harness.hal.fmq import READER, WRITER, FastMessageQueue
+from harness.paths.burst_client import BurstClient
 
 SMALL_ADD = {
     "operands": [

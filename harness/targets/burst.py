@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from harness.burst_client import BurstBroken, BurstClient
 from harness.case import Case
 from harness.gen.burst_packets import (
     BurstSessionConfig,
@@ -40,6 +39,7 @@ from harness.oracle.rules import (
     verdict_of,
 )
 from harness.oracle.verdict import Verdict
+from harness.paths.burst_client import BurstBroken, BurstClient
 from harness.targets._common import (
     DEFAULT_TIMEOUT_S,
     call,

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.burst_client import BurstClient
 from harness.case import Case
 from harness.gen.burst_packets import judge_packet
 from harness.gen.model import ModelConfig
@@ -28,6 +27,7 @@ from harness.hal import DataLocation, Device, MeasureTiming, RequestArgument
 from harness.hal.burst_wire import DATUM_SIZE, RequestPacket, serialize_request
 from harness.oracle.rules import Breach, verdict_of
 from harness.oracle.verdict import Verdict
+from harness.paths.burst_client import BurstClient
 from harness.targets._common import DEFAULT_TIMEOUT_S, guarded
 from harness.targets.base import register_target
 from harness.targets.burst_session import (

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.burst_client import BurstBroken, BurstClient, BurstUnavailable
 from harness.case import Case, LiveRequest
 from harness.gen.burst_packets import (
     MALFORMED,
@@ -52,6 +51,7 @@ from harness.oracle.rules import (
 )
 from harness.oracle.verdict import define_rule
 from harness.paths import Outcome as PathOutcome
+from harness.paths.burst_client import BurstBroken, BurstClient, BurstUnavailable
 from harness.targets._common import (
     DriverRaised,
     call,

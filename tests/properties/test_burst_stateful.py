@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, initialize, rule
 
 from driver_under_test import create_device
-from harness.burst_client import BurstBroken, BurstClient
 from harness.gen.burst_packets import apply_mutation
 from harness.gen.sources import RandomSource
 from harness.hal import MeasureTiming
+from harness.paths.burst_client import BurstBroken, BurstClient
 from harness.targets.burst import BurstTarget
 from harness.targets.burst_session import (
     MALFORMED_PACKET_REJECTED,

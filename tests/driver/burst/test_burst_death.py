@@ -8,11 +8,11 @@ import time
 
 import pytest
 
-from harness.burst_client import SlotCallback
 from harness.case import simple_request
 from harness.hal import ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import DATUM_SIZE, RequestPacket, deserialize_result, serialize_request
 from harness.hal.fmq import READER, WRITER, FastMessageQueue
+from harness.paths.burst_client import SlotCallback
 from tests.driver.burst.support import open_handles
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from driver_under_test.burst import DriverBurstContext
-from harness.burst_client import BurstClient, BurstUnavailable
 from harness.case import simple_request
 from harness.hal import NO_TIMING, ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import DATUM_SIZE
 from harness.hal.fmq import FastMessageQueue, FmqDescriptor
+from harness.paths.burst_client import BurstClient, BurstUnavailable
 from tests.driver.burst.support import open_handles
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model, add_then_mul_model
@@ -135,7 +135,7 @@ def test_a_client_that_closes_its_request_channel_ends_the_listener(device) -> N
 
 
 def test_a_client_whose_burst_ended_is_told_at_once_instead_of_hanging(device) -> None:
-    from harness.burst_client import BurstBroken
+    from harness.paths.burst_client import BurstBroken
 
     pm = prepared(device, add_model())
     with simple_request(add_model(), [A, B], [16]) as rb, BurstClient(pm, timeout_s=30) as client:
@@ -164,7 +164,7 @@ def _channels(request_length=16, result_length=16, element_size=DATUM_SIZE):
     ["no-callback", "not-a-descriptor", "element-size", "too-short", "forged-fds", "one-queue-both-ways"],
 )
 def test_configure_refuses_bad_arguments(device, bad: str) -> None:
-    from harness.burst_client import SlotCallback
+    from harness.paths.burst_client import SlotCallback
 
     pm = prepared(device, add_model())
     requests, results = _channels(element_size=16 if bad == "element-size" else DATUM_SIZE)

@@ -6,7 +6,6 @@ import numpy as np
 
 import driver_under_test.burst  # noqa: F401  (registers the burst faults)
 from driver_under_test import create_device
-from harness.burst_client import BurstClient
 from harness.case import simple_request
 from harness.hal import NO_TIMING_INFO, ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import (
@@ -18,6 +17,7 @@ from harness.hal.burst_wire import (
     unclean_datums,
 )
 from harness.paths import PATHS, ExecutionArgs
+from harness.paths.burst_client import BurstClient
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model
 

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
 from driver_under_test import create_device
-from harness.burst_client import BurstClient
 from harness.case import simple_request
 from harness.hal import ErrorStatus
+from harness.paths.burst_client import BurstClient
 from tests.driver.burst.support import open_handles
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model

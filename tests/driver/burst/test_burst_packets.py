@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from driver_under_test import create_device
-from harness.burst_client import BurstClient, SlotCallback
 from harness.case import simple_request
 from harness.hal import NO_TIMING_INFO, ErrorStatus, MeasureTiming
 from harness.hal.burst_wire import (
@@ -20,6 +19,7 @@ from harness.hal.burst_wire import (
     decode_request_datums,
     encode_datums,
 )
+from harness.paths.burst_client import BurstClient, SlotCallback
 from tests.driver.conftest import f32, prepared
 from tests.driver.models import add_model, add_then_mul_model
 

@@ -90,7 +90,7 @@ def run_burst(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outco
     What the burst wire cannot carry (a deadline, a loop timeout, a driver-buffer pool, a request that does not
     serialize) goes through executeSynchronously instead, as the NNAPI runtime falls back.
     """
-    from harness.burst_client import BurstCannotCarry, BurstClient, BurstUnavailable
+    from harness.paths.burst_client import BurstCannotCarry, BurstClient, BurstUnavailable
 
     def fall_back() -> Outcome:
         outcome = run_synchronous(pm, request, args)
