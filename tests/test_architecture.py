@@ -74,6 +74,26 @@ def test_oracle_shares_no_code_with_the_driver(package: str) -> None:
     assert violations(package, lambda n: _top(n) != "driver_under_test") == []
 
 
+# What the oracle judges with: the HAL's types, the operation catalogue and the reference (and its own modules).
+ORACLE_BUILDS_ON = ("harness.hal", "harness.ops", "harness.reference", "harness.oracle")
+
+
+def test_the_oracle_knows_nothing_of_generation_cases_or_targets() -> None:
+    def allowed(name: str) -> bool:
+        # `from harness import ops` names the package itself, then the module it takes from it.
+        if _top(name) != "harness" or name == "harness":
+            return True
+        return any(name == layer or name.startswith(layer + ".") for layer in ORACLE_BUILDS_ON)
+
+    bad = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in sources("harness/oracle")
+        for name in sorted(imported_modules(path, with_names=True))
+        if not allowed(name)
+    ]
+    assert bad == []
+
+
 def test_the_checker_sees_a_forbidden_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Guards the guard: a planted bad import must be reported.
     fake = tmp_path / "driver_under_test"

@@ -38,6 +38,7 @@ __all__ = [
     "RoleMutation",
     "RolesConfig",
     "break_roles",
+    "conflicting_dimensions",
     "generate_roles",
     "io_operands",
     "operand_signature",
@@ -447,7 +448,7 @@ def _dimensions_between_roles(ctx: _Context, source: Source) -> Allocation:
     return a
 
 
-def _conflicting(source: Source, dims: Sequence[int]) -> list[int]:
+def conflicting_dimensions(source: Source, dims: Sequence[int]) -> list[int]:
     """Dimensions that do not merge with `dims` (of known rank): another rank, or another value where one is known."""
     known = [i for i, d in enumerate(dims) if d]
     ways = ["longer"] + (["shorter"] if len(dims) > 1 else []) + (["value"] if known else [])
@@ -464,7 +465,7 @@ def _conflicting(source: Source, dims: Sequence[int]) -> list[int]:
 
 def _dimensions_with_desc(ctx: _Context, source: Source) -> Allocation:
     a = _copy(ctx.allocation, "dimensions_conflict_with_desc", DIMENSIONS)
-    a.desc = _conflicting(source, ctx.roles_dimensions())
+    a.desc = conflicting_dimensions(source, ctx.roles_dimensions())
     return a
 
 

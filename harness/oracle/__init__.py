@@ -1,4 +1,8 @@
-"""The oracle's rules: accuracy criteria for output values, verdicts, and the status, shape and timing rules."""
+"""The oracle's rules: accuracy criteria for output values, verdicts, and the status, shape and timing rules.
+
+The memory-domain rules and the oracle's model of a driver-managed buffer are in `harness.oracle.buffers`, imported
+on its own (it needs the reference executor).
+"""
 
 from harness.oracle.accuracy import (
     Comparison,

@@ -1,10 +1,13 @@
 """The life cycle of driver-managed buffers as a state machine (REQUIREMENTS D15-D19).
 
 Buffers are allocated for out = ADD(a, b) (inputs 0 and 1, output 0, all TENSOR_FLOAT32 [2, 2]), filled by
-copyFrom or by executions that write them, read by executions and copyTo, misused and dropped. The machine keeps
-its own model of every buffer (initialized or not, its content, computed by hand as a + b); the invariant reads
-every buffer back after each step and compares. A separate property reads one buffer from several threads at once,
-and the memory_domain target's generated cases (roles on generated models, step sequences) must all pass.
+copyFrom or by executions that write them, read by executions and copyTo, misused and dropped. The machine follows
+every buffer with the oracle's buffer model (harness.oracle.buffers.BufferModel: initialized, uninitialized and
+why, or either where the HAL leaves it open; its content, computed here by hand as a + b); its rules say by hand
+what each call must answer, and the invariant reads every buffer back after each step and compares. The machine
+must fail on a driver with a catalogued memory-domain fault. A separate property reads one buffer from several
+threads at once, and the memory_domain target's generated cases (roles on generated models, step sequences) must
+all pass.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule, run_state_machine_as_test
 
+from driver_under_test import create_device
 from harness.hal import (
     BufferDesc,
     BufferRole,
@@ -28,11 +32,14 @@ from harness.hal import (
     Device,
     DriverBufferToken,
     ErrorStatus,
+    OperandType,
     PreparedModel,
     Request,
     RequestArgument,
+    merge_dimensions,
 )
 from harness.hal.memory import Memory, create_ashmem, create_hardware_buffer_blob, create_mmap_fd
+from harness.oracle.buffers import FAILED_COPY, FAILED_EXECUTION, INITIALIZED, UNSURE, BufferModel, Content
 from harness.paths import PATHS, ExecutionArgs
 from harness.targets import prepare
 from harness.targets.memory_domain import TARGET
@@ -52,14 +59,26 @@ VALUES = arrays(np.float32, SHAPE, elements=st.floats(-100, 100, width=32))
 
 @dataclass
 class Tracked:
-    """A live buffer and what the machine knows of it."""
+    """A live buffer, its roles and the oracle's model of it."""
 
     buffer: object
     token: int
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
-    initialized: bool | None = False  # None: the HAL leaves it open (a refused request that was to write it)
-    content: np.ndarray | None = None
+    model: BufferModel
+
+    @property
+    def initialized(self) -> bool:
+        return self.model.state == INITIALIZED
+
+    @property
+    def content(self) -> np.ndarray:
+        """What an initialized buffer holds."""
+        assert self.model.content is not None and self.model.content.value is not None
+        return self.model.content.value
+
+    def written(self, value: np.ndarray) -> None:
+        self.model.write(Content(SHAPE, value, exact=True))
 
 
 def _memory(kind: int, size: int = NBYTES) -> Memory:
@@ -102,6 +121,11 @@ def execute(
             memory.close()
 
 
+def _draw_one(data: st.DataObject, items: list):
+    """One of the items, drawn by its position."""
+    return items[data.draw(st.integers(0, len(items) - 1))]
+
+
 def copy_from(buffer: object, value: np.ndarray, kind: int, dims: list[int]) -> ErrorStatus:
     with _memory(kind, value.nbytes) as memory:
         memory.write(0, value.tobytes())
@@ -126,9 +150,10 @@ class BufferLifeCycle(RuleBasedStateMachine):
         self.live: list[Tracked] = []
         self.dropped: list[int] = []
 
-    # -- picking buffers
+    # -- picking buffers, by position: Hypothesis keeps what is drawn (to print a failing example), and a drawn
+    # buffer would stay alive after the machine drops it
     def _pick(self, data: st.DataObject, where=lambda t: True) -> Tracked:
-        return data.draw(st.sampled_from([t for t in self.live if where(t)]))
+        return _draw_one(data, [t for t in self.live if where(t)])
 
     def _has(self, where) -> bool:
         return any(where(t) for t in self.live)
@@ -147,14 +172,16 @@ class BufferLifeCycle(RuleBasedStateMachine):
         assert status == ErrorStatus.NONE and buffer is not None
         assert 0 < token < 1 << 32
         assert token not in {t.token for t in self.live}, "two live buffers share a token"
-        self.live.append(Tracked(buffer, token, inputs, outputs))
+        allocated = merge_dimensions(list(desc), list(SHAPE))
+        assert allocated is not None
+        self.live.append(Tracked(buffer, token, inputs, outputs, BufferModel(allocated, OperandType.TENSOR_FLOAT32)))
 
     @precondition(lambda self: self.live)
     @rule(data=st.data(), value=VALUES, kind=st.integers(0, 2), give_dims=st.booleans())
     def copy_from(self, data, value, kind, give_dims) -> None:
         t = self._pick(data)
         assert copy_from(t.buffer, value, kind, list(SHAPE) if give_dims else []) == ErrorStatus.NONE
-        t.initialized, t.content = True, value
+        t.written(value)
 
     @precondition(lambda self: self.live)
     @rule(data=st.data(), kind=st.integers(0, 2), size=st.sampled_from((0, 4, 12, 20, 32)))
@@ -162,7 +189,7 @@ class BufferLifeCycle(RuleBasedStateMachine):
         t = self._pick(data)
         with _memory(kind, size) as memory:
             assert ErrorStatus(t.buffer.copy_from(memory, list(SHAPE))) == ErrorStatus.INVALID_ARGUMENT
-        t.initialized, t.content = False, None  # a failed copyFrom uninitializes (D17)
+        t.model.fail(FAILED_COPY)  # a failed copyFrom uninitializes (D17)
 
     @precondition(lambda self: self._has(lambda t: t.outputs))
     @rule(data=st.data(), a=VALUES, b=VALUES, path=st.sampled_from(sorted(PATHS)))
@@ -170,7 +197,7 @@ class BufferLifeCycle(RuleBasedStateMachine):
         t = self._pick(data, lambda t: t.outputs)
         status, _ = execute(self.prepared, [a, b], t.token, path)
         assert status == ErrorStatus.NONE
-        t.initialized, t.content = True, a + b
+        t.written(a + b)
 
     @precondition(lambda self: self._has(lambda t: t.outputs))
     @rule(data=st.data(), a=VALUES, b=VALUES, path=st.sampled_from(sorted(PATHS)))
@@ -178,12 +205,12 @@ class BufferLifeCycle(RuleBasedStateMachine):
         t = self._pick(data, lambda t: t.outputs)
         status, _ = execute(self.prepared, [a, b], t.token, path, deadline=time.monotonic_ns() - 1)
         assert status in MISSED
-        t.initialized, t.content = False, None  # a failed execution uninitializes (D17)
+        t.model.fail(FAILED_EXECUTION)  # a failed execution uninitializes (D17)
 
-    @precondition(lambda self: self._has(lambda t: t.inputs and t.initialized is not None))
+    @precondition(lambda self: self._has(lambda t: t.inputs and t.model.state != UNSURE))
     @rule(data=st.data(), other=VALUES, path=st.sampled_from(sorted(PATHS)))
     def execute_reading(self, data, other, path) -> None:
-        t = self._pick(data, lambda t: t.inputs and t.initialized is not None)
+        t = self._pick(data, lambda t: t.inputs and t.model.state != UNSURE)
         io = data.draw(st.sampled_from(t.inputs))
         args: list = [other, other]
         args[io] = t.token
@@ -203,12 +230,12 @@ class BufferLifeCycle(RuleBasedStateMachine):
     @precondition(lambda self: self._pairs())
     @rule(data=st.data(), other=VALUES)
     def execute_buffer_to_buffer(self, data, other) -> None:
-        source, target = data.draw(st.sampled_from(self._pairs()))
+        source, target = _draw_one(data, self._pairs())
         args: list = [other, other]
         args[source.inputs[0]] = source.token
         status, _ = execute(self.prepared, args, target.token, "sync")
         assert status == ErrorStatus.NONE
-        target.initialized, target.content = True, source.content + other
+        target.written(source.content + other)
 
     @precondition(lambda self: self._has(lambda t: len(t.inputs) < 2 or not t.outputs))
     @rule(data=st.data(), other=VALUES, path=st.sampled_from(sorted(PATHS)))
@@ -225,8 +252,8 @@ class BufferLifeCycle(RuleBasedStateMachine):
         # Reading an uninitialized buffer is GENERAL_FAILURE: which check comes first is the driver's choice.
         reads_nothing = direction == "in" and not t.initialized
         assert status in {ErrorStatus.INVALID_ARGUMENT} | ({ErrorStatus.GENERAL_FAILURE} if reads_nothing else set())
-        if direction == "out" and t.initialized:
-            t.initialized = None
+        if direction == "out":
+            t.model.unsure()  # whether a refused request counts as a failed execution (D17) is left open
 
     @precondition(lambda self: self._has(lambda t: t.inputs and t.outputs))
     @rule(data=st.data(), path=st.sampled_from(sorted(PATHS)))
@@ -237,8 +264,7 @@ class BufferLifeCycle(RuleBasedStateMachine):
         status, _ = execute(self.prepared, args, t.token, path)
         allowed = {ErrorStatus.INVALID_ARGUMENT} | (set() if t.initialized else {ErrorStatus.GENERAL_FAILURE})
         assert status in allowed
-        if t.initialized:
-            t.initialized = None
+        t.model.unsure()
 
     @precondition(lambda self: self.live)
     @rule(data=st.data(), size=st.sampled_from((0, 4, 12, 20)))
@@ -274,11 +300,9 @@ class BufferLifeCycle(RuleBasedStateMachine):
     def buffers_match_the_model(self) -> None:
         for t in self.live:
             status, value = copy_to(t.buffer)
-            if t.initialized is None:  # a read settles what the HAL left open
+            if t.model.state == UNSURE:  # a read settles what the HAL left open
                 assert status in (ErrorStatus.NONE, ErrorStatus.GENERAL_FAILURE)
-                t.initialized = status == ErrorStatus.NONE
-                if not t.initialized:
-                    t.content = None
+                t.model.resolve(status == ErrorStatus.NONE)
             if t.initialized:
                 assert status == ErrorStatus.NONE
                 np.testing.assert_array_equal(value, t.content)
@@ -320,6 +344,33 @@ def test_buffer_states_and_contents_follow_the_model(device, add_prepared) -> No
         BufferLifeCycle,
         settings=settings(base, max_examples=max(10, base.max_examples // 4), stateful_step_count=20),
     )
+
+
+# Catalogued faults of driver_under_test the machine must catch: that it does guards the strength of its property.
+MACHINE_FAULTS = ("buffer_stays_initialized_after_failure", "copy_from_skips_size_check", "role_check_ignores_io_index")
+
+
+@pytest.mark.parametrize("fault", MACHINE_FAULTS)
+def test_the_machine_fails_on_a_driver_with_a_memory_domain_fault(fault) -> None:
+    faulty = create_device(faults=[fault])
+    p = prepare(faulty, add_model())
+    assert p.status == ErrorStatus.NONE and p.prepared is not None
+
+    class OnFaultyDriver(BufferLifeCycle):
+        device = faulty
+        prepared = p.prepared
+
+    quick = settings(
+        max_examples=100,
+        stateful_step_count=20,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    with pytest.raises(AssertionError):
+        run_state_machine_as_test(OnFaultyDriver, settings=quick)
 
 
 @given(value=VALUES, threads=st.integers(4, 8))
