@@ -1,4 +1,4 @@
-"""The layer rules of DESIGN.md, checked on the source: who may import whom."""
+"""The layer rules of ARCHITECTURE.md, checked on the source: who may import whom."""
 
 from __future__ import annotations
 
@@ -74,24 +74,108 @@ def test_oracle_shares_no_code_with_the_driver(package: str) -> None:
     assert violations(package, lambda n: _top(n) != "driver_under_test") == []
 
 
-# What the oracle judges with: the HAL's types, the operation catalogue and the reference (and its own modules).
-ORACLE_BUILDS_ON = ("harness.hal", "harness.ops", "harness.reference", "harness.oracle")
+# The harness's layers, bottom up (ARCHITECTURE.md): a unit imports only units of lower layers (and itself). Units
+# of one layer are independent of each other.
+LAYERS: list[tuple[str, ...]] = [
+    ("harness.hal",),
+    ("harness.ops",),
+    ("harness.reference",),
+    ("harness.oracle", "harness.case"),
+    ("harness.gen", "harness.paths", "harness.drivers"),
+    ("harness.strategies", "harness.targets", "harness.conformance"),
+    ("harness.runner",),
+    ("harness.campaign", "harness.evaluate", "harness.bench"),
+    ("harness.cli",),
+]
+LAYER_OF = {unit: k for k, units in enumerate(LAYERS) for unit in units}
 
 
-def test_the_oracle_knows_nothing_of_generation_cases_or_targets() -> None:
-    def allowed(name: str) -> bool:
-        # `from harness import ops` names the package itself, then the module it takes from it.
-        if _top(name) != "harness" or name == "harness":
-            return True
-        return any(name == layer or name.startswith(layer + ".") for layer in ORACLE_BUILDS_ON)
+def unit_of(name: str) -> str | None:
+    """The harness unit (package or loose module) a module name belongs to; None outside the harness."""
+    parts = name.split(".")
+    if parts[0] != "harness" or len(parts) < 2:
+        return None
+    return ".".join(parts[:2])
 
-    bad = [
-        f"{path.relative_to(ROOT)}: {name}"
-        for path in sources("harness/oracle")
-        for name in sorted(imported_modules(path, with_names=True))
-        if not allowed(name)
+
+def layer_violations() -> list[str]:
+    """`file: module` for every import of a harness unit that is not below the importing file's unit."""
+    bad = []
+    for path in sources("harness"):
+        own = unit_of(".".join(path.relative_to(ROOT).with_suffix("").parts))
+        for name in sorted(imported_modules(path, with_names=True)):
+            other = unit_of(name)
+            if own is None or other is None or other == own or other not in LAYER_OF:
+                continue
+            if own not in LAYER_OF or LAYER_OF[other] >= LAYER_OF[own]:
+                bad.append(f"{path.relative_to(ROOT)}: {name}")
+    return bad
+
+
+def test_every_harness_unit_has_a_layer() -> None:
+    units = {unit_of(".".join(p.relative_to(ROOT).with_suffix("").parts)) for p in sources("harness")}
+    assert sorted(u for u in units if u not in LAYER_OF and u != "harness.__init__") == []
+
+
+def test_the_harness_imports_only_down_its_layers() -> None:
+    assert layer_violations() == []
+
+
+def test_the_layer_checker_sees_an_import_up_or_across(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Guards the guard: imports upward and across one layer are reported, downward and inside a unit are not.
+    for folder in ("oracle", "case", "gen"):
+        (tmp_path / "harness" / folder).mkdir(parents=True)
+    (tmp_path / "harness" / "oracle" / "up.py").write_text("from harness.gen import generate_model\n")
+    (tmp_path / "harness" / "oracle" / "across.py").write_text("from harness import case\n")
+    (tmp_path / "harness" / "gen" / "down.py").write_text("import harness.hal\nfrom harness.gen import source\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert layer_violations() == [
+        "harness/oracle/across.py: harness.case",
+        "harness/oracle/up.py: harness.gen",
+        "harness/oracle/up.py: harness.gen.generate_model",
     ]
-    assert bad == []
+
+
+def target_modules(folder: Path) -> set[str]:
+    """Names of the modules of harness/targets that register a target (the others are shared infrastructure)."""
+    names = set()
+    for path in folder.glob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            value = getattr(node, "value", None)
+            if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "register_target":
+                names.add(path.stem)
+    return names
+
+
+def sibling_target_imports(folder: Path) -> list[str]:
+    """`file: module` for every import, by a target module, of another target module."""
+    targets = target_modules(folder)
+    bad = set()
+    for path in sorted(folder.glob("*.py")):
+        if path.stem not in targets:
+            continue
+        for name in imported_modules(path, with_names=True):
+            parts = name.split(".")
+            if parts[:2] == ["harness", "targets"] and len(parts) > 2 and parts[2] in targets - {path.stem}:
+                bad.add(f"{path.name}: harness.targets.{parts[2]}")
+    return sorted(bad)
+
+
+def test_no_target_imports_another_target() -> None:
+    folder = ROOT / "harness" / "targets"
+    assert len(target_modules(folder)) >= 7
+    assert sibling_target_imports(folder) == []
+
+
+def test_the_target_checker_sees_a_target_importing_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "harness" / "targets"
+    folder.mkdir(parents=True)
+    (folder / "a.py").write_text("from harness.targets.b import helper\nTARGET = register_target(A())\n")
+    (folder / "b.py").write_text("from harness.targets.shared import x\nTARGET = register_target(B())\n")
+    (folder / "shared.py").write_text("x = 1\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert target_modules(folder) == {"a", "b"}
+    assert sibling_target_imports(folder) == ["a.py: harness.targets.b"]
 
 
 def test_the_checker_sees_a_forbidden_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

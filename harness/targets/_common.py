@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from harness.case import close_model_pools, inputs_from_json  # noqa: F401  (the memory-domain target's, for now)
 from harness.hal import (
     CallbackTimeout,
     Device,

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.case import Case, LiveRequest, model_from_json
+from harness.case import Case, LiveRequest, close_model_pools, model_from_json
 from harness.gen.cache_corruption import (
     DATA_CHANGED,
     EITHER,
@@ -78,7 +78,6 @@ from harness.targets._common import (
     DEFAULT_PRIORITY,
     DEFAULT_TIMEOUT_S,
     call,
-    close_model_pools,
     guarded,
     status_of,
     supported_operations,

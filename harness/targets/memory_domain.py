@@ -23,6 +23,7 @@ import numpy as np
 
 from harness.case import (
     Case,
+    Live,
     close_model_pools,
     inputs_from_json,
     inputs_to_json,
@@ -128,35 +129,42 @@ class MemoryDomainTarget:
             if chance(source, self.invalid_probability):
                 allocation = break_roles(source, models, allocation)
             steps = plan_steps(source, generated, allocation, self.paths, self.steps, self.max_steps)
-            expect: dict = {"valid": allocation.valid}
-            if not allocation.valid:
-                expect.update(rule=allocation.rule, mutation=allocation.mutation)
-            return Case(
-                self.name,
-                generated[0].model_json,
-                inputs=inputs_to_json(generated[0].inputs),
-                execution={"measure": False},
-                expect=expect,
-                extras={"models": models_json, "allocation": allocation.to_json(), "steps": steps},
-            )
-        finally:
+        except BaseException:
             for g in {id(g): g for g in generated}.values():
                 g.close()
+            raise
+        # The other model lives in the extras as JSON (it is built anew for each run); the first is the case's.
+        if len(generated) > 1 and generated[1] is not generated[0]:
+            generated[1].close()
+        expect: dict = {"valid": allocation.valid}
+        if not allocation.valid:
+            expect.update(rule=allocation.rule, mutation=allocation.mutation)
+        return Case(
+            self.name,
+            execution={"measure": False},
+            expect=expect,
+            extras={"models": models_json, "allocation": allocation.to_json(), "steps": steps},
+            live=Live(generated[0].model, generated[0].inputs),
+        )
 
     def run(self, case: Case, device: Device) -> Verdict:
         """Prepare, allocate and run the steps, each judged against the buffer's model and the reference."""
-        models, inputs = _case_models(case)
+        live = case.materialized()
+        others = _other_models(case)
+        models = [live.model, *(m for m, _ in others)]
+        inputs = [live.inputs, *(i for _, i in others)]
         session = _Session(self, case, device, models, inputs)
         try:
             return guarded(self.name, session.run)
         finally:
             session.close()
-            for model in models:
+            for model, _ in others:
                 close_model_pools(model)
 
 
-def _case_models(case: Case) -> tuple[list[Model], list[list[np.ndarray | None]]]:
-    """The case's models (each built anew, so a repeated model gets pools of its own) and their input values."""
+def _other_models(case: Case) -> list[tuple[Model, list[np.ndarray | None]]]:
+    """The case's models besides its own (each built anew, so a repeated model gets pools of its own) and their
+    input values."""
     model_jsons = [case.model]
     inputs_jsons = [case.inputs]
     for entry in case.extras.get("models", []):
@@ -167,8 +175,11 @@ def _case_models(case: Case) -> tuple[list[Model], list[list[np.ndarray | None]]
         else:
             model_jsons.append(entry["model"])
             inputs_jsons.append(entry.get("inputs", []))
-    models = [model_from_json(j) for j in model_jsons]
-    return models, [inputs_from_json(i, m) for i, m in zip(inputs_jsons, models)]
+    others = []
+    for model_json, inputs_json in zip(model_jsons[1:], inputs_jsons[1:]):
+        model = model_from_json(model_json)
+        others.append((model, inputs_from_json(inputs_json, model)))
+    return others
 
 
 class _Stop(Exception):

@@ -7,13 +7,12 @@ import json
 import pytest
 
 from driver_under_test import create_device
-from harness.case import Case, model_from_json
+from harness.case import Case, close_model_pools, model_from_json
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
 from harness.hal import OperandType
 from harness.oracle.verdict import Outcome
 from harness.targets import TARGETS
-from harness.targets._common import close_model_pools
 from harness.targets.validation import ValidationTarget
 from tests.targets import fakes
 from tests.targets.cases import add_model, validation_case, with_bad_scale
