@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from driver_under_test.backends import Constants
 from driver_under_test.errors import failure
 from driver_under_test.pools import PoolFile, PoolMapping, open_pool
 from harness.hal import Model, Operand, OperandLifeTime, numpy_dtype
@@ -21,7 +20,11 @@ _CONSTANT_LIFETIMES = frozenset({_CONSTANT_COPY, int(OperandLifeTime.CONSTANT_RE
 
 
 def constant_value(model: Model, operand: Operand, pools: Sequence[PoolFile | PoolMapping | None]) -> np.ndarray:
-    """A copy of a constant operand's value (pool k of a CONSTANT_REFERENCE must be open in `pools[k]`)."""
+    """A read-only copy of a constant operand's value (pool k of a CONSTANT_REFERENCE must be open in `pools[k]`).
+
+    Read-only: every execution of a prepared model, and its cache, share the value; a kernel that wrote into it
+    would change the model.
+    """
     loc = operand.location
     dtype = numpy_dtype(operand.type)
     if operand.lifetime == _CONSTANT_COPY:
@@ -30,7 +33,9 @@ def constant_value(model: Model, operand: Operand, pools: Sequence[PoolFile | Po
         pool = pools[loc.pool_index]
         assert pool is not None, "the pool of a constant is open"
         raw = pool.read(loc.offset, loc.length)
-    return np.frombuffer(raw, dtype).reshape(tuple(operand.dimensions)).copy()
+    value = np.frombuffer(raw, dtype).reshape(tuple(operand.dimensions)).copy()
+    value.flags.writeable = False
+    return value
 
 
 def read_constants(model: Model, pools: Sequence[PoolFile | PoolMapping]) -> dict[tuple[int, int], np.ndarray]:
@@ -77,10 +82,3 @@ class ConstantsOnDemand:
         for pool in self._pools.values():
             pool.close()
         self._pools.clear()
-
-
-def frozen(values: dict[tuple[int, int], np.ndarray]) -> Constants:
-    """The values, read-only (programs share them with the cache and each other)."""
-    for value in values.values():
-        value.setflags(write=False)
-    return values

@@ -10,7 +10,7 @@ from driver_under_test._cache_files import CacheFile, close_all
 from driver_under_test._workers import WorkerPool
 from driver_under_test.backends import Backend, create_backend
 from driver_under_test.cache import CompilationCache
-from driver_under_test.constants import ConstantsOnDemand, frozen, read_constants
+from driver_under_test.constants import ConstantsOnDemand, read_constants
 from driver_under_test.errors import DriverError, as_driver_error, failure
 from driver_under_test.faults import FaultSet
 from driver_under_test.memory_domain import MemoryDomain
@@ -171,7 +171,7 @@ class DriverDevice(Device):
         try:
             for pool in model.pools:
                 pools.append(open_pool(pool, self.options.constant_memory_kinds, writable=False))
-            constants = frozen(read_constants(model, pools))
+            constants = read_constants(model, pools)
         finally:
             for p in pools:
                 p.close()
