@@ -1,9 +1,10 @@
 """The LiteRT backend behind the driver's backend seam (driver_under_test.backends): support, compile, load, run.
 
-Support is the translation's (`unsupported_reason`, asked per operation). Compiling translates the model into
-one flatbuffer at preparation (translation problems show there, where the HAL expects them); the interpreter is
-created at the first execution (D3: no heavy resources at preparation) and serves every execution after it. The
-model cache keeps the flatbuffer, so preparing from cache does not translate again.
+Support is the translation's (`unsupported_reason`, asked per operation), so preparation fails only for what the
+translation refuses. The flatbuffer is built when first needed (the first execution, or saving the model cache
+when preparation is given cache handles) and the interpreter at the first execution (D3: no heavy resources at
+preparation); both then serve every execution. The model cache keeps the flatbuffer, so preparing from cache does
+not translate again.
 
 What LiteRT raises, or how it fails, is not guarded: an engine that aborts the process or gives wrong values is what
 the harness looks for. Two HAL duties LiteRT cannot take: WHILE's loop timeout (LiteRT's WHILE has none and an
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -27,19 +28,31 @@ from harness.hal import Model
 
 
 class LiteRTBackendProgram:
-    """A translated model: its flatbuffer (the cache's artifact) and the interpreter made on first use."""
+    """A model for LiteRT: its flatbuffer (the cache's artifact) and its interpreter, each made on first use."""
 
-    def __init__(self, flatbuffer: bytes, kernel_set: KernelSet, threads: int) -> None:
-        self.artifact = flatbuffer
+    def __init__(self, translate_model: Callable[[], bytes], kernel_set: KernelSet, threads: int) -> None:
+        self._translate = translate_model
+        self._flatbuffer: bytes | None = None
         self.kernel_set = kernel_set
         self.threads = threads
         self._program: LiteRTProgram | None = None
         self._lock = threading.Lock()
 
+    @property
+    def artifact(self) -> bytes:
+        """The flatbuffer (translated now if it was not yet)."""
+        with self._lock:
+            return self._translated()
+
+    def _translated(self) -> bytes:
+        if self._flatbuffer is None:
+            self._flatbuffer = self._translate()
+        return self._flatbuffer
+
     def _interpreter(self) -> LiteRTProgram:
         with self._lock:
             if self._program is None:
-                self._program = LiteRTProgram(self.artifact, self.kernel_set, self.threads)
+                self._program = LiteRTProgram(self._translated(), self.kernel_set, self.threads)
             return self._program
 
     def execute(self, inputs: Sequence[np.ndarray | None], settings: RunSettings) -> Executed:
@@ -67,13 +80,14 @@ class LiteRTBackend:
         return unsupported_reason(model, subgraph, operation, constants) is None
 
     def compile(self, model: Model, constants: Constants) -> LiteRTBackendProgram:
-        """The model translated into one flatbuffer."""
-        flatbuffer = translate(model, lambda s, i: constants[(s, i)])
-        return LiteRTBackendProgram(flatbuffer, self.kernel_set, self.threads)
+        """The program of the model, translated into one flatbuffer when first needed."""
+        return LiteRTBackendProgram(lambda: translate(model, lambda s, i: constants[(s, i)]), self.kernel_set,
+                                    self.threads)  # fmt: skip
 
     def load(self, model: Model, constants: Constants, artifact: bytes) -> LiteRTBackendProgram:
         """The flatbuffer a model cache kept (verified by the cache), without translating again."""
-        return LiteRTBackendProgram(bytes(artifact), self.kernel_set, self.threads)
+        flatbuffer = bytes(artifact)
+        return LiteRTBackendProgram(lambda: flatbuffer, self.kernel_set, self.threads)
 
 
 def create_backend(kernel_set: KernelSet | str = KernelSet.OPTIMIZED, threads: int = 1) -> LiteRTBackend:
