@@ -40,7 +40,6 @@ from harness.hal import (
     Priority,
 )
 
-_CPU_LIKE = PerformanceInfo(exec_time=0.9, power_usage=0.9)
 _DEADLINE_STATUSES = (ErrorStatus.MISSED_DEADLINE_PERSISTENT, ErrorStatus.MISSED_DEADLINE_TRANSIENT)
 
 
@@ -70,14 +69,17 @@ class DriverDevice(Device):
         return f"DriverDevice({self.options.name!r}, {self.backend.name}, faults={sorted(self.faults.names)})"
 
     def get_capabilities(self) -> tuple[ErrorStatus, Capabilities]:
-        """IDevice::getCapabilities_1_3: per-type performance sorted by type, no SUBGRAPH entry."""
-        types = sorted(t for t in self.options.operand_types if t != OperandType.SUBGRAPH)
+        """IDevice::getCapabilities_1_3: per-type performance of the types the device and its backend compute on,
+        sorted by type, no SUBGRAPH entry."""
+        backend = self.backend
+        types = sorted(t for t in self.options.operand_types & backend.operand_types if t != OperandType.SUBGRAPH)
+        performance = PerformanceInfo(exec_time=backend.exec_time, power_usage=backend.exec_time)
         return ErrorStatus.NONE, Capabilities(
-            relaxed_float32_to_float16_performance_scalar=_CPU_LIKE,
-            relaxed_float32_to_float16_performance_tensor=_CPU_LIKE,
-            operand_performance=[OperandPerformance(OperandType(t), _CPU_LIKE) for t in types],
-            if_performance=_CPU_LIKE,
-            while_performance=_CPU_LIKE,
+            relaxed_float32_to_float16_performance_scalar=performance,
+            relaxed_float32_to_float16_performance_tensor=performance,
+            operand_performance=[OperandPerformance(OperandType(t), performance) for t in types],
+            if_performance=performance,
+            while_performance=performance,
         )
 
     def get_version_string(self) -> tuple[ErrorStatus, str]:
@@ -242,4 +244,3 @@ class DriverDevice(Device):
     ) -> tuple[ErrorStatus, Buffer | None, int]:
         """IDevice::allocate: a driver-managed buffer for these roles (rules and decisions in memory_domain.py)."""
         return memory_domain.allocate(self.domain, desc, prepared_models, input_roles, output_roles)
-

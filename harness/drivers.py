@@ -31,7 +31,11 @@ def load_factory(spec: str = DEFAULT_DRIVER) -> Callable[..., Device]:
 
 def create_device(spec: str = DEFAULT_DRIVER, **kwargs: object) -> Device:
     """A device from a driver spec; the factory must return a harness.hal.Device."""
-    device = load_factory(spec)(**kwargs)
+    factory = load_factory(spec)
+    try:
+        device = factory(**kwargs)
+    except ImportError as e:  # a driver whose engine is not installed: its message says how to install it
+        raise DriverSpecError(f"driver spec {spec!r}: {e}") from None
     if not isinstance(device, Device):
         raise DriverSpecError(f"driver spec {spec!r} returned {type(device).__name__}, not a harness.hal.Device")
     return device

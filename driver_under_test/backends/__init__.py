@@ -67,6 +67,16 @@ class Backend(Protocol):
         """The variant's name (e.g. "numpy", "litert-optimized"), part of the device's version string."""
         ...
 
+    @property
+    def operand_types(self) -> frozenset[int]:
+        """The operand types some operation of the backend computes on (getCapabilities lists these)."""
+        ...
+
+    @property
+    def exec_time(self) -> float:
+        """Execution time relative to the CPU (1.0) that getCapabilities reports."""
+        ...
+
     def version(self) -> str:
         """The engine and its version (e.g. "ai-edge-litert 2.3.0, optimized kernels")."""
         ...

@@ -21,10 +21,10 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from driver_under_test.backends import ConstantReader, Constants, Executed, RunSettings
-from driver_under_test.backends.litert._engine import KernelSet, engine_version
+from driver_under_test.backends.litert._engine import KernelSet, LiteRTMissing, engine_version
 from driver_under_test.backends.litert._program import LiteRTProgram
 from driver_under_test.backends.litert._translate import translate, unsupported_reason
-from harness.hal import Model
+from harness.hal import Model, OperandType
 
 
 class LiteRTBackendProgram:
@@ -63,13 +63,25 @@ class LiteRTBackendProgram:
         return Executed(outputs, time.perf_counter_ns() - started)
 
 
+# Relative execution time a device reports per kernel set (getCapabilities: lower is faster than the CPU's 1.0).
+_EXEC_TIME = {KernelSet.OPTIMIZED: 0.5, KernelSet.XNNPACK: 0.4, KernelSet.REFERENCE: 2.0}
+
+
 class LiteRTBackend:
     """LiteRT with one of its three kernel sets."""
+
+    # The HAL types LiteRT computes on in some operation (TENSOR_QUANT16_ASYMM has no kernel; OEM types none).
+    operand_types = frozenset(
+        t
+        for t in OperandType
+        if t not in (OperandType.TENSOR_QUANT16_ASYMM, OperandType.OEM, OperandType.TENSOR_OEM_BYTE)
+    )
 
     def __init__(self, kernel_set: KernelSet | str = KernelSet.OPTIMIZED, threads: int = 1) -> None:
         self.kernel_set = KernelSet(kernel_set)
         self.threads = int(threads)
         self.name = f"litert-{self.kernel_set.value}"
+        self.exec_time = _EXEC_TIME[self.kernel_set]
 
     def version(self) -> str:
         """The engine, its version and the kernel set."""
@@ -93,3 +105,6 @@ class LiteRTBackend:
 def create_backend(kernel_set: KernelSet | str = KernelSet.OPTIMIZED, threads: int = 1) -> LiteRTBackend:
     """The LiteRT backend with this kernel set (optimized without XNNPACK by default)."""
     return LiteRTBackend(kernel_set, threads)
+
+
+__all__ = ["LiteRTBackend", "LiteRTBackendProgram", "LiteRTMissing", "create_backend"]

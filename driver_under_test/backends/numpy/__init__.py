@@ -50,6 +50,8 @@ class NumpyBackend:
     """The driver's own kernels."""
 
     name = NAME
+    operand_types = frozenset(OperandType)  # its kernels cover every HAL type some operation takes
+    exec_time = 0.9  # relative execution time reported by getCapabilities (1.0: the CPU)
 
     def version(self) -> str:
         """numpy and its version."""
