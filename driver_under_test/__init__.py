@@ -41,8 +41,18 @@ def create_litert_reference_device(faults: Iterable[str] | None = None, **option
     return create_litert_device(faults, "reference", **options)
 
 
+# The variants of this driver by backend name: the same HAL plumbing over each backend and kernel set. nnfuzz
+# replays an engine finding on the other variants to tell the engine's bug from the plumbing's or the translation's.
+VARIANTS = {
+    "numpy": "driver_under_test:create_device",
+    "litert-optimized": "driver_under_test:create_litert_device",
+    "litert-xnnpack": "driver_under_test:create_litert_xnnpack_device",
+    "litert-reference": "driver_under_test:create_litert_reference_device",
+}
+
 __all__ = [
     "CATALOGUE",
+    "VARIANTS",
     "DriverDevice",
     "create_device",
     "create_litert_device",

@@ -28,6 +28,8 @@ from harness.hal import (
     Deadline,
     Device,
     DeviceType,
+    EngineExport,
+    EngineModel,
     ErrorStatus,
     ExecutionPreference,
     Extension,
@@ -51,7 +53,7 @@ def _handles(handles: object) -> list:
         return []
 
 
-class DriverDevice(Device):
+class DriverDevice(Device, EngineExport):
     """An NN HAL 1.3-style device: this package's HAL plumbing over one backend that runs prepared models."""
 
     def __init__(self, options: DeviceOptions, faults: FaultSet, backend: Backend | None = None) -> None:
@@ -244,3 +246,16 @@ class DriverDevice(Device):
     ) -> tuple[ErrorStatus, Buffer | None, int]:
         """IDevice::allocate: a driver-managed buffer for these roles (rules and decisions in memory_domain.py)."""
         return memory_domain.allocate(self.domain, desc, prepared_models, input_roles, output_roles)
+
+    def export_engine_model(self, model: Model) -> tuple[ErrorStatus, EngineModel | None]:
+        """The backend's model of a valid, supported model (the LiteRT flatbuffer); GENERAL_FAILURE for a backend
+        without a format of its own (numpy)."""
+        export_format = self.backend.export_format
+        if export_format is None:
+            return ErrorStatus.GENERAL_FAILURE, None
+        try:
+            validate_model(model, self.options.limits, self.faults)
+            data = self.compile(model, None).program.artifact
+        except Exception as e:
+            return as_driver_error(e).status, None
+        return ErrorStatus.NONE, EngineModel(self.backend.engine(), export_format, self.backend.kernel_set, data)

@@ -39,3 +39,18 @@ def create_device(spec: str = DEFAULT_DRIVER, **kwargs: object) -> Device:
     if not isinstance(device, Device):
         raise DriverSpecError(f"driver spec {spec!r} returned {type(device).__name__}, not a harness.hal.Device")
     return device
+
+
+def variants(spec: str) -> dict[str, str]:
+    """The variants a driver's module declares (`VARIANTS`: name -> driver spec), {} when it declares none.
+
+    A driver that runs on several backends or kernel sets lists them so that a finding can be replayed on each;
+    the spec's own entry is among them.
+    """
+    module_name, _, _ = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:
+        raise DriverSpecError(f"driver spec {spec!r}: cannot import {module_name}: {e}") from None
+    declared = getattr(module, "VARIANTS", None)
+    return {str(k): str(v) for k, v in declared.items()} if isinstance(declared, dict) else {}

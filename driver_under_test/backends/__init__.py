@@ -77,8 +77,22 @@ class Backend(Protocol):
         """Execution time relative to the CPU (1.0) that getCapabilities reports."""
         ...
 
+    @property
+    def export_format(self) -> str | None:
+        """The file format of its programs' artifacts when they are an engine's own models (None: no such format)."""
+        ...
+
+    @property
+    def kernel_set(self) -> str:
+        """Which of the engine's kernel sets it runs ("" when it has one)."""
+        ...
+
     def version(self) -> str:
-        """The engine and its version (e.g. "ai-edge-litert 2.3.0, optimized kernels")."""
+        """The engine, its version and the kernel set (e.g. "ai-edge-litert 2.3.0, optimized kernels")."""
+        ...
+
+    def engine(self) -> str:
+        """The engine and its version, as its package names them (e.g. "ai-edge-litert 2.3.0")."""
         ...
 
     def runs(self, model: Model, subgraph: int, operation: int, constants: ConstantReader) -> bool:

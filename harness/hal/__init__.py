@@ -27,6 +27,8 @@ from harness.hal.interfaces import (
     BurstCallback,
     BurstContext,
     Device,
+    EngineExport,
+    EngineModel,
     ExecutionCallback,
     FencedExecutionCallback,
     PreparedModel,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.hal.enums import DeviceType, ErrorStatus, ExecutionPreference, MeasureTiming, Priority
@@ -193,3 +194,25 @@ class Device(abc.ABC):
         output_roles: Sequence[BufferRole],
     ) -> tuple[ErrorStatus, Buffer | None, int]:
         """IDevice::allocate: (status, buffer, token > 0); no buffer and token 0 on error."""
+
+
+@dataclass(frozen=True)
+class EngineModel:
+    """A model in a third-party engine's own format, as the driver built it for that engine.
+
+    Main's inputs and outputs, in the HAL's order, are the engine model's inputs and outputs in the same order.
+    """
+
+    engine: str  # the engine and its version, e.g. "ai-edge-litert 2.3.0"
+    format: str  # the file format, e.g. "tflite"
+    kernel_set: str  # which of the engine's kernel sets the device runs it on, e.g. "optimized"
+    data: bytes
+
+
+class EngineExport(abc.ABC):
+    """A vendor extension, not part of the HAL: a device over a third-party engine hands out the engine's model of a
+    HAL model, so that a finding can be reproduced on the engine alone. The harness uses it where a device has it."""
+
+    @abc.abstractmethod
+    def export_engine_model(self, model: Model) -> tuple[ErrorStatus, EngineModel | None]:
+        """The engine's model of a valid model the device supports; (status, None) when it cannot give one."""

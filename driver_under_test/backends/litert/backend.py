@@ -70,6 +70,8 @@ _EXEC_TIME = {KernelSet.OPTIMIZED: 0.5, KernelSet.XNNPACK: 0.4, KernelSet.REFERE
 class LiteRTBackend:
     """LiteRT with one of its three kernel sets."""
 
+    export_format = "tflite"  # a program's artifact is the TFLite flatbuffer LiteRT runs
+
     # The HAL types LiteRT computes on in some operation (TENSOR_QUANT16_ASYMM has no kernel; OEM types none).
     operand_types = frozenset(
         t
@@ -78,14 +80,18 @@ class LiteRTBackend:
     )
 
     def __init__(self, kernel_set: KernelSet | str = KernelSet.OPTIMIZED, threads: int = 1) -> None:
-        self.kernel_set = KernelSet(kernel_set)
+        self.kernel_set = KernelSet(kernel_set).value
         self.threads = int(threads)
-        self.name = f"litert-{self.kernel_set.value}"
-        self.exec_time = _EXEC_TIME[self.kernel_set]
+        self.name = f"litert-{self.kernel_set}"
+        self.exec_time = _EXEC_TIME[KernelSet(self.kernel_set)]
 
     def version(self) -> str:
         """The engine, its version and the kernel set."""
-        return f"{engine_version()}, {self.kernel_set.value} kernels"
+        return f"{self.engine()}, {self.kernel_set} kernels"
+
+    def engine(self) -> str:
+        """The distribution and its version."""
+        return engine_version()
 
     def runs(self, model: Model, subgraph: int, operation: int, constants: ConstantReader) -> bool:
         """The translation has a rule for the operation, and its operands and parameters meet the rule's conditions."""
@@ -93,13 +99,13 @@ class LiteRTBackend:
 
     def compile(self, model: Model, constants: Constants) -> LiteRTBackendProgram:
         """The program of the model, translated into one flatbuffer when first needed."""
-        return LiteRTBackendProgram(lambda: translate(model, lambda s, i: constants[(s, i)]), self.kernel_set,
-                                    self.threads)  # fmt: skip
+        flatbuffer = lambda: translate(model, lambda s, i: constants[(s, i)])  # noqa: E731
+        return LiteRTBackendProgram(flatbuffer, KernelSet(self.kernel_set), self.threads)
 
     def load(self, model: Model, constants: Constants, artifact: bytes) -> LiteRTBackendProgram:
         """The flatbuffer a model cache kept (verified by the cache), without translating again."""
         flatbuffer = bytes(artifact)
-        return LiteRTBackendProgram(lambda: flatbuffer, self.kernel_set, self.threads)
+        return LiteRTBackendProgram(lambda: flatbuffer, KernelSet(self.kernel_set), self.threads)
 
 
 def create_backend(kernel_set: KernelSet | str = KernelSet.OPTIMIZED, threads: int = 1) -> LiteRTBackend:

@@ -52,8 +52,14 @@ class NumpyBackend:
     name = NAME
     operand_types = frozenset(OperandType)  # its kernels cover every HAL type some operation takes
     exec_time = 0.9  # relative execution time reported by getCapabilities (1.0: the CPU)
+    export_format = None  # compiled subgraphs are the driver's own objects, not an engine's model
+    kernel_set = ""
 
     def version(self) -> str:
+        """numpy and its version."""
+        return self.engine()
+
+    def engine(self) -> str:
         """numpy and its version."""
         return f"numpy {np.__version__}"
 

@@ -135,3 +135,24 @@ def test_a_litert_driver_without_litert_installed_says_how_to_install_it(monkeyp
     monkeypatch.setattr(litert_backend, "engine_version", missing)
     with pytest.raises(DriverSpecError, match=r"nnfuzz\[litert\]"):
         create_device("driver_under_test:create_litert_device")
+
+
+def test_a_litert_device_exports_the_flatbuffer_it_runs_and_a_numpy_device_has_none() -> None:
+    model = add_model()
+    status, exported = driver_under_test.create_litert_xnnpack_device().export_engine_model(model)
+    assert status == ErrorStatus.NONE and exported is not None
+    assert (exported.format, exported.kernel_set) == ("tflite", "xnnpack")
+    assert exported.engine.startswith("ai-edge-litert ") and exported.data[4:8] == b"TFL3"
+    from driver_under_test.backends.litert import KernelSet, LiteRTProgram
+
+    np.testing.assert_array_equal(LiteRTProgram(exported.data, KernelSet.REFERENCE).run([A, B])[0], A + B)
+    assert driver_under_test.create_device().export_engine_model(model) == (ErrorStatus.GENERAL_FAILURE, None)
+
+
+def test_the_driver_declares_its_variants_for_differential_runs() -> None:
+    from harness.drivers import variants
+
+    declared = variants("driver_under_test:create_litert_device")
+    assert declared["litert-optimized"] == "driver_under_test:create_litert_device"
+    for name, spec in declared.items():
+        assert name in create_device(spec).get_version_string()[1]
