@@ -111,6 +111,7 @@ class BurstModel:
     bursts kept for it (by result channel length). It owns its case (harness.targets.reuse.owned_copy)."""
 
     case: Case
+    live_request: LiveRequest  # the case's request over shared memory
     prepared: PreparedModel
     sync: SyncResult
     fully_specified: list[OutputShape] | None  # the outputs' shapes when model and request fix them all
@@ -124,13 +125,6 @@ class BurstModel:
     def model(self) -> Model:
         """The hal.Model."""
         return self.case.materialized().model
-
-    @property
-    def live_request(self) -> LiveRequest:
-        """The request over shared memory."""
-        live = self.case.materialized().request
-        assert live is not None, "a burst case has a request"
-        return live
 
     @property
     def request(self) -> Request:
@@ -159,8 +153,8 @@ class BurstModel:
             raise
         request = own.materialized().request
         assert request is not None, "a burst case has a request"
-        state = cls(own, p.prepared, SyncResult(ErrorStatus.NONE, [], []), _fully_specified(model, request.request),
-                    unspecified_outputs(model))  # fmt: skip
+        shapes = _fully_specified(model, request.request)
+        state = cls(own, request, p.prepared, SyncResult(ErrorStatus.NONE, [], []), shapes, unspecified_outputs(model))
         try:
             state.refresh()
             status, shapes, _ = call("executeSynchronously", lambda: _sync(state.prepared, state.request))

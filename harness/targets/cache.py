@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.case import Case, LiveRequest, close_model_pools, model_from_json
+from harness.case import Case, Live, LiveRequest, close_model_pools, model_from_json
 from harness.gen.cache_corruption import (
     DATA_CHANGED,
     EITHER,
@@ -158,6 +158,10 @@ class ModelRunner:
     """
 
     case: Case
+    live: Live
+    types: list[int]  # the main outputs' operand types
+    ignore: set[int]  # outputs the HAL leaves unspecified
+    quantized: int  # operations writing a quantized tensor (the random-graph criterion)
     all_supported: bool = True
     unsupported: bool = False
     finding: Breach | None = None  # what the model prepared without the cache got wrong, if anything
@@ -170,32 +174,34 @@ class ModelRunner:
         """The runner of a case's model, request and inputs (support asked once, the reference run once)."""
         own = owned_copy(case)
         try:
-            model = own.materialized().model
+            live = own.materialized()
             own.reference()
-            status, flags = supported_operations(device, model)
+            status, flags = supported_operations(device, live.model)
         except BaseException:
             own.close()
             raise
-        runner = cls(own)
-        runner.finding = judge_supported_operations(status, flags, len(model.main.operations))
+        main = live.model.main
+        types = [main.operands[i].type for i in main.output_indexes]
+        runner = cls(own, live, types, unspecified_outputs(live.model), quantized_operations(live.model))
+        runner.finding = judge_supported_operations(status, flags, len(main.operations))
         runner.all_supported = all(flags)
         return runner
 
     @property
     def model(self) -> Model:
         """The hal.Model."""
-        return self.case.materialized().model
+        return self.live.model
+
+    @property
+    def live_request(self) -> LiveRequest:
+        """The request over the runner's shared memory."""
+        assert self.live.request is not None, "a cache case has a request"
+        return self.live.request
 
     @property
     def request(self) -> Request:
         """The hal.Request over the runner's shared memory."""
         return self.live_request.request
-
-    @property
-    def live_request(self) -> LiveRequest:
-        live = self.case.materialized().request
-        assert live is not None, "a cache case has a request"
-        return live
 
     def _execute(self, prepared: PreparedModel) -> tuple[Breach | None, list[np.ndarray | None]]:
         live = self.live_request
@@ -204,15 +210,12 @@ class ModelRunner:
         if status != ErrorStatus.NONE:
             title = f"executeSynchronously answered {status.name}, the reference NONE"
             return Breach(STATUS_EXPECTED, title, path="sync"), []
-        return None, live.read_outputs([np.shape(e) for e in self.case.reference().outputs])
+        return None, live.read_outputs([np.shape(e) for e in self.live.reference.outputs])  # type: ignore[union-attr]
 
     def _judge(self, actual: list[np.ndarray | None], expected: list[np.ndarray]) -> Breach | None:
-        model = self.model
-        main = model.main
-        types = [main.operands[i].type for i in main.output_indexes]
-        relaxed = model.relax_computation_float32_to_float16
-        return judge_outputs("sync", actual, expected, types, relaxed, ignore=unspecified_outputs(model),
-                             quantized_operations=quantized_operations(model))  # fmt: skip
+        relaxed = self.model.relax_computation_float32_to_float16
+        return judge_outputs("sync", actual, expected, self.types, relaxed, ignore=self.ignore,
+                             quantized_operations=self.quantized)  # fmt: skip
 
     def check(self, prepared: PreparedModel) -> Breach | None:
         """Run the model prepared directly and judge it against the reference; keep its outputs as the baseline."""
@@ -222,9 +225,8 @@ class ModelRunner:
         self.baseline = [np.array(a, copy=True) for a in actual]
         reference = self.case.reference()
         finding = self._judge(actual, reference.outputs)
-        live = self.case.materialized()
         if finding is not None and finding.rule.startswith("accuracy.") and not reference_is_stable(
-            live.model, live.inputs, reference
+            self.live.model, self.live.inputs, reference
         ):
             # A FLOOR, a comparison or a threshold on an edge: no implementation can be judged on these outputs.
             self.ill_conditioned = True
