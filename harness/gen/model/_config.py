@@ -57,8 +57,9 @@ class ModelConfig:
     # then reach their clamp bounds), TENSOR_INT32 values at the int32 extremes (a result outside int32 is left
     # unspecified by the HAL, so such a draw is redrawn: the extremes stay where the operation is exact, in
     # comparisons, selections, data movement, MAXIMUM/MINIMUM, arithmetic that does not overflow), float values up
-    # to the magnitude the oracle still judges (`judged_abs_value`). Positions whose values the operation or its
-    # recipe restricts (explicit ranges, indices, biases) keep their ranges.
+    # to the magnitude the oracle still judges (`judged_abs_value`) for operations that round each result once
+    # (element-wise, activations, data movement; not in relaxed models: see _operation._ROUNDING_ONCE). Positions
+    # whose values the operation or its recipe restricts (explicit ranges, indices, biases) keep their ranges.
     saturation_probability: float = 0.06
     # The largest float magnitude the oracle judges (REQUIREMENTS O2 skips expected values above 1e3): in a model
     # that drew an extreme (parameter or value), every float result must stay within it, or its operation is

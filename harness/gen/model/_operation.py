@@ -64,6 +64,15 @@ _STRICT_OPS = frozenset(
     int(o) for o in (OperationType.EXP, OperationType.POW, OperationType.REDUCE_PROD, OperationType.CAST)
 )
 _UNSET = object()
+# Catalogue families whose operations round each result once from one or two input elements (element-wise
+# arithmetic, activations, comparisons, data movement, selection, conversions): the only ones that get float
+# inputs near the magnitude the oracle judges. An operation that accumulates (a convolution, a pool, a reduction, a
+# normalization, an interpolation) may lose the float32 rounding of such inputs in a cancellation (HAL-allowed
+# float32 arithmetic, about 6e-5 at 1e3) and land on a small result whose absolute tolerance is 1e-5; in a relaxed
+# model the inputs themselves may be rounded to float16 (a step of 0.5 at 1e3).
+_ROUNDING_ONCE = frozenset({"elementwise", "activations", "comparison", "reshape", "selection", "quantization"})
+# Activations that normalize over an axis (a maximum, a sum of exponentials): they accumulate.
+_NORMALIZING = frozenset(int(o) for o in (OperationType.SOFTMAX, OperationType.LOG_SOFTMAX))
 _max = np.maximum.reduce
 
 # Output quantization the HAL fixes: (operation, output position, type) -> (scale, zero point).
@@ -326,11 +335,15 @@ class OpDraw:
         max_dim: int | None = None,
         value: np.ndarray | None = None,
         new_shape: tuple[int, ...] | None = None,
+        extremes: bool | None = None,
     ) -> GenOperand:
         """A tensor (or scalar) data operand for position i: an earlier value that fits, or a new one.
 
         `shape` constrains both reused and new values; `fits` filters reused values (and new drawn shapes);
-        `new_shape` is the shape of a new value when nothing is reused.
+        `new_shape` is the shape of a new value when nothing is reused. `extremes` says whether a new value may get
+        extreme quantization parameters or values at saturation (ModelConfig): by default only where the caller
+        left the values to the hints (a `real` or `ints` range of the caller's is a domain: deltas, scores,
+        indices, biases); True where the caller's range is only a magnitude (filters, weights).
         """
         bound = self.bound
         if bound and i in bound:
@@ -346,7 +359,8 @@ class OpDraw:
         slot = known.get(key)
         if slot is None:
             slot = known[key] = (self.real_range(i), self.int_range(i), self._rank_bounds(arg, None))
-        caller_ints = ints is not None
+        if extremes is None:
+            extremes = real is None and ints is None
         real = real or slot[0]
         ints = ints or slot[1]
         ranks = slot[2] if rank is None else self._rank_bounds(arg, rank)
@@ -403,7 +417,12 @@ class OpDraw:
                     channel = V.channel_params(src, shape[cd], cd, *real)
             elif quant is not None:
                 scale, zero_point = V.f32(quant[0]), int(quant[1])
-            elif value is None and gen.chance(cfg.extreme_quant_probability) and not self.strict_range(i, real):
+            elif (
+                extremes
+                and value is None
+                and gen.chance(cfg.extreme_quant_probability)
+                and not self.strict_range(i, real)
+            ):
                 scale, zero_point, what = V.extreme_quant_params(src, t, *real)
                 self._extreme("extreme_quant:" + what)
                 whole_type = True
@@ -416,8 +435,8 @@ class OpDraw:
                 value = V.int_array(src, numpy_dtype(t), shape, *V.STORED_RANGE[t])
             else:
                 value = V.tensor_value(src, t, shape, real, ints, scale, zero_point, channel)
-            if gen.chance(cfg.saturation_probability):
-                value = self._saturate(i, t, shape, value, real, caller_ints, scale)
+            if extremes and gen.chance(cfg.saturation_probability):
+                value = self._saturate(i, t, shape, value, real, scale)
         else:
             value = np.array(value, dtype=numpy_dtype(t))  # a contiguous copy (0-d stays 0-d)
         # A constant (by reference or by copy) or a model input; outside main, new data is always a constant.
@@ -471,12 +490,12 @@ class OpDraw:
         shape: tuple[int, ...],
         value: np.ndarray,
         real: tuple[float, float],
-        caller_ints: bool,
         scale: float,
     ) -> np.ndarray:
         """A new value at saturation (ModelConfig.saturation_probability), or `value` where the position restricts
-        its values: quantized values piled on the bounds of the type, int32 values on the int32 extremes, floats
-        widened to nearly the magnitude the oracle still judges."""
+        its values (a domain: see strict_range): quantized values piled on the bounds of the type, int32 values on
+        the int32 extremes (not for a bias, which has a scale), floats widened to nearly the magnitude the oracle
+        still judges."""
         if self.strict_range(i, real):
             return value
         if t in V.QUANTIZED:
@@ -484,12 +503,13 @@ class OpDraw:
             self._extreme("saturation:quantized")
             return V.pile_on_bounds(self.src, value, lo, hi)
         if t == _TENSOR_INT32:
-            # Not a bias (it has a scale) nor a position whose integers the recipe chose (indices, counts...).
-            if caller_ints or scale:
+            if scale:
                 return value
             self._extreme("saturation:int32")
             return V.pile_on_bounds(self.src, value, V.INT32_MIN, V.INT32_MAX)
         if t in V.FLOAT_TENSORS:
+            if self.gen.relaxed or self.spec.family not in _ROUNDING_ONCE or self.op_type in _NORMALIZING:
+                return value
             top = self.cfg.judged_abs_value * V.log_uniform(self.src, V.SATURATED_FLOAT_EXPONENTS)
             self._extreme("saturation:float")
             return V.float_array(self.src, value.dtype, shape, -top, top)
@@ -686,13 +706,25 @@ class OpDraw:
                 lo, hi = lo - pad, hi + pad
             scale, zero_point = V.quant_params(self.src, outputs[k].type, lo, hi)
             if self.gen.chance(self.cfg.extreme_quant_probability):
-                scale, zero_point, what = V.off_fit_quant(self.src, outputs[k].type, scale, zero_point, reference)
+                # An input computed by a quantized operation may differ by a step in any correct implementation:
+                # a rescale factor above one would multiply that step. Such outputs only get coarser than the fit.
+                exact = not any(g.produced for g in inputs if g.type in V.QUANTIZED)
+                scale, zero_point, what = V.off_fit_quant(
+                    self.src, outputs[k].type, scale, zero_point, reference if exact else None, coarser=not exact
+                )
                 self._extreme("extreme_quant:" + what)
             if k in self.scale_floor and not np.float32(scale) > np.float32(self.scale_floor[k]):
                 scale = V.f32(self.scale_floor[k] * 1.5)
             if not V.usable_scale(scale):
                 raise OpRejected(f"output scale {scale} out of range")
             outputs[k].op.scale, outputs[k].op.zero_point = scale, zero_point
+
+    def _headroom_floor(self, inputs: list[GenOperand], bits: int) -> None:
+        """Output 0's scale must exceed max(quantized input scales) / 2^bits (the catalogue's rescale_headroom)."""
+        scales = [float(g.op.scale) for g in inputs if g.type in V.QUANTIZED and g.op.scale]
+        if scales:
+            floor = max(scales) / 2.0**bits
+            self.scale_floor[0] = max(self.scale_floor.get(0, 0.0), floor)
 
     def _accept(self, value: np.ndarray, operand_type: int) -> None:
         if value.size > self.gen.max_elements:
@@ -735,8 +767,14 @@ class OpDraw:
         self._fill()
         inputs = self._input_operands()
         outputs, fit = self._output_operands(inputs)
+        headroom = self.hints.get("rescale_headroom")
+        if headroom is not None:
+            self._headroom_floor(inputs, headroom)
         if fit:
             self._fit_quant(inputs, outputs, fit)
+        for k, floor in self.scale_floor.items():
+            if outputs[k].type in V.QUANTIZED and not np.float32(outputs[k].op.scale) > np.float32(floor):
+                raise OpRejected(f"output {k} scale {outputs[k].op.scale} not above {floor}")
         context = self.shape_context(inputs, outputs)
         check = self.sig.check
         if check is not None:

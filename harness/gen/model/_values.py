@@ -165,17 +165,19 @@ def extreme_quant_params(src: Source, operand_type: int, lo: float, hi: float) -
 
 
 def off_fit_quant(
-    src: Source, operand_type: int, scale: float, zero_point: int, input_scale: float | None
+    src: Source, operand_type: int, scale: float, zero_point: int, input_scale: float | None, coarser: bool = False
 ) -> tuple[float, int, str]:
     """An extreme variant of a fitted output quantization (scale, zero point): (asymmetric types) its zero point at
     a bound of the type, or its scale moved off the fit so that input_scale / output scale is 10 ** e for e in
-    OFF_FIT_EXPONENTS (the fitted scale moved by that factor when no quantized input gives an input_scale); `what`
-    names the extreme drawn."""
+    OFF_FIT_EXPONENTS (the fitted scale moved by that factor when no input_scale is given); with `coarser`, only
+    ever to a larger scale than the fit (a rescale factor no larger than the fitted one). `what` names the extreme
+    drawn."""
     if operand_type in QUANT_ASYMM and src.integer(0, 2) == 0:
         qmin, qmax = STORED_RANGE[operand_type]
         return scale, qmax if src.boolean() else qmin, "zero_point_bound"
-    factor = log_uniform(src, OFF_FIT_EXPONENTS)
-    moved = input_scale / factor if input_scale else scale * factor
+    exponents = (0.0, OFF_FIT_EXPONENTS[1]) if coarser else OFF_FIT_EXPONENTS
+    factor = log_uniform(src, exponents)
+    moved = input_scale / factor if input_scale and not coarser else scale * factor
     return f32(min(max(moved, _SCALE_FLOOR), _SCALE_CEILING)), zero_point, "off_fit_scale"
 
 

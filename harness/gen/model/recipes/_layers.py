@@ -87,7 +87,11 @@ def _strides(d: OpDraw, names: dict[str, int]) -> None:
 def _filter(d: OpDraw, i: int, shape: tuple[int, ...], channel_dim: int) -> GenOperand:
     t = int(d.args[i].types[0])
     return d.weight(
-        i, shape, real=_WEIGHT_RANGE, channel_dim=channel_dim if t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL else None
+        i,
+        shape,
+        real=_WEIGHT_RANGE,
+        channel_dim=channel_dim if t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL else None,
+        extremes=True,  # the range is a magnitude, not a domain
     )
 
 
@@ -185,7 +189,7 @@ def _fully_connected(d: OpDraw) -> None:
     sizes = [k for k in range(1, count + 1) if count % k == 0 and k <= 16]
     size = last if d.src.boolean() or not sizes else d.src.choice(sizes)
     units = d.size(1, 4)
-    w = d.weight(1, (units, size), real=_WEIGHT_RANGE)
+    w = d.weight(1, (units, size), real=_WEIGHT_RANGE, extremes=True)
     _bias(d, 2, units, x, w)
 
 
