@@ -11,10 +11,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from harness.gen import GenerationRejected, ModelConfig, RandomSource, generate_model
+from harness.gen import ModelConfig, RandomSource
 from harness.gen.model._values import QUANT_ASYMM, QUANTIZED, STORED_RANGE, VECTOR_WIDTH_BANDS, off_fit_quant
-from harness.hal import ErrorStatus, OperandType, OperationType, SymmPerChannelQuantParams
-from harness.reference import run_model, validate_model
+from harness.hal import OperandType, OperationType, SymmPerChannelQuantParams
+from harness.reference import validate_model
+from tests.gen.model.generated import generated, reference_failures
 
 T = OperandType
 O = OperationType
@@ -23,14 +24,6 @@ WIDE_BANDS = [band for band in VECTOR_WIDTH_BANDS if band[0] > 4]
 _FLOATS = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
 _WEIGHTED = (O.CONV_2D, O.DEPTHWISE_CONV_2D, O.GROUPED_CONV_2D, O.TRANSPOSE_CONV_2D, O.FULLY_CONNECTED)
 NO_EXTREMES = ModelConfig(extreme_quant_probability=0.0, saturation_probability=0.0, vector_width_probability=0.0)
-
-
-def _generated(seeds, config: ModelConfig = ModelConfig()):  # noqa: B008
-    for seed in seeds:
-        try:
-            yield seed, generate_model(RandomSource(seed), config)
-        except GenerationRejected:
-            continue
 
 
 def _band(size: int) -> tuple[int, int] | None:
@@ -100,7 +93,7 @@ def _statistics(models) -> Counter:
 @pytest.fixture(scope="module")
 def statistics() -> Counter:
     """The extremes of the default configuration over seeds 0..1999."""
-    return _statistics(_generated(SEEDS))
+    return _statistics(generated(SEEDS))
 
 
 def test_quantization_parameters_reach_the_extremes_of_the_hal(statistics) -> None:
@@ -126,13 +119,13 @@ def test_sizes_reach_every_vector_width_band(statistics) -> None:
 
 def test_channel_counts_reach_every_vector_width_band() -> None:
     config = ModelConfig(operations=frozenset(int(o) for o in _WEIGHTED), control_flow=False)
-    statistics = _statistics(_generated(range(600), config))
+    statistics = _statistics(generated(range(600), config))
     for band in WIDE_BANDS:
         assert statistics[f"channels:{band}"] >= 3, band
 
 
 def test_the_extremes_stay_a_modest_share_of_the_models() -> None:
-    models = list(_generated(range(500)))
+    models = list(generated(range(500)))
     extreme = sum(1 for _, g in models if any(f.split(":")[0] in ("extreme_quant", "saturation") for f in g.features))
     wide = sum(1 for _, g in models if any(f.startswith("vector_width:") for f in g.features))
     assert 0.05 * len(models) <= extreme <= 0.4 * len(models)
@@ -140,10 +133,10 @@ def test_the_extremes_stay_a_modest_share_of_the_models() -> None:
 
 
 def test_the_extremes_can_be_switched_off() -> None:
-    statistics = _statistics(_generated(range(400), NO_EXTREMES))
+    statistics = _statistics(generated(range(400), NO_EXTREMES))
     for extreme in ("scale<1e-6", "scale>1e3", "ratio<1e-6", "ratio>1e6", "int32_extreme", "channel_spread>=100"):
         assert statistics[extreme] == 0, extreme
-    for _, g in _generated(range(400), NO_EXTREMES):
+    for _, g in generated(range(400), NO_EXTREMES):
         assert not any(f.split(":")[0] in ("extreme_quant", "saturation", "vector_width") for f in g.features)
 
 
@@ -163,20 +156,14 @@ def test_extreme_models_are_valid_and_run_on_the_reference(name: str) -> None:
     config = FORCED[name]
     failures = []
     count = 0
-    for seed, g in _generated(range(120), config):
+    for seed, g in generated(range(120), config):
         count += 1
         try:
             problems = validate_model(g.model)
             if problems:
                 failures.append((seed, problems[:1]))
                 continue
-            result = run_model(g.model, g.inputs)
-            if result.status != ErrorStatus.NONE or result.unspecified:
-                failures.append((seed, result.status, result.message))
-                continue
-            for got, drawn in zip(result.outputs, g.outputs):
-                if got.shape != drawn.shape or not np.array_equal(got, drawn, equal_nan=True):
-                    failures.append((seed, "outputs differ from the drawn ones"))
+            failures += reference_failures(seed, g)
         finally:
             g.close()
     assert failures == []
@@ -187,7 +174,7 @@ def test_extreme_models_give_the_oracle_only_values_it_judges() -> None:
     # A model that drew an extreme keeps every float result within judged_abs_value (the oracle skips larger ones).
     config = ModelConfig(extreme_quant_probability=0.5, saturation_probability=0.5)
     checked = 0
-    for seed, g in _generated(range(300), config):
+    for seed, g in generated(range(300), config):
         if not any(f.split(":")[0] in ("extreme_quant", "saturation") for f in g.features):
             continue
         main = g.model.main
@@ -201,7 +188,7 @@ def test_extreme_models_give_the_oracle_only_values_it_judges() -> None:
 def test_wide_sizes_raise_the_element_limit_only_when_drawn() -> None:
     config = ModelConfig(vector_width_probability=1.0)
     largest = 0
-    for seed, g in _generated(range(150), config):
+    for seed, g in generated(range(150), config):
         for value in g.inputs:
             if value is not None:
                 assert math.prod(value.shape) <= config.vector_width_max_elements, seed
@@ -213,8 +200,8 @@ def test_the_large_preset_draws_larger_graphs() -> None:
     large = ModelConfig.large()
     assert large.max_operations > ModelConfig().max_operations and large.max_elements > ModelConfig().max_elements
     assert replace(ModelConfig.large(max_operations=5), max_operations=large.max_operations) == large
-    default_ops = [len(g.model.main.operations) for _, g in _generated(range(150))]
-    large_ops = [len(g.model.main.operations) for _, g in _generated(range(150), large)]
+    default_ops = [len(g.model.main.operations) for _, g in generated(range(150))]
+    large_ops = [len(g.model.main.operations) for _, g in generated(range(150), large)]
     assert sum(large_ops) > 2 * sum(default_ops)
     assert max(large_ops) > ModelConfig().max_operations
 
@@ -233,7 +220,7 @@ def test_quantized_add_and_sub_keep_their_output_scale_within_the_rescale_headro
         operations=frozenset({int(O.ADD), int(O.SUB)}), extreme_quant_probability=1.0, quantized_bias=1.0
     )
     checked = 0
-    for seed, g in _generated(range(300), config):
+    for seed, g in generated(range(300), config):
         for graph in (g.model.main, *g.model.referenced):
             for operation in graph.operations:
                 if operation.type not in (O.ADD, O.SUB):
