@@ -109,9 +109,14 @@ _ARITH_FNS: dict[OperationType, tuple[ArrayFn, ArrayFn]] = {
     OperationType.MUL: (np.multiply, np.multiply),
     OperationType.DIV: (np.divide, _floor_div),
 }
+# Quantized ADD and SUB in the HAL's reference arithmetic (as in TFLite's kernels) rescale both inputs to twice
+# the larger input scale with 20 bits of headroom: the smaller-scaled input is resolved to 2^-20 of that, so an
+# output scale below max(input scales) / 2^19 leaves results (where the larger-scaled input sits at its zero
+# point) off by more than a step in any implementation that follows it. Generation keeps output scales above that.
+_ADD_HEADROOM = {"rescale_headroom": 19}
 _ARITH_HINTS = {
-    OperationType.ADD: {"input_range": (-10.0, 10.0)},
-    OperationType.SUB: {"input_range": (-10.0, 10.0)},
+    OperationType.ADD: {"input_range": (-10.0, 10.0), **_ADD_HEADROOM},
+    OperationType.SUB: {"input_range": (-10.0, 10.0), **_ADD_HEADROOM},
     OperationType.MUL: {"input_range": (-10.0, 10.0)},
     # Denominators kept away from zero: a float quotient near 1/0 is meaningless to compare.
     OperationType.DIV: {"input_range": (-10.0, 10.0), "input_ranges": {1: (0.5, 10.0)}},

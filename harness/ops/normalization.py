@@ -25,6 +25,7 @@ from harness.ops.common import (
     axis_in_range,
     fixed_output_quant,
     from_real,
+    is_quantized,
     normalize_axis,
     same_shape,
     scalar_at_least,
@@ -61,8 +62,17 @@ def _l2_signatures() -> list[Signature]:
 
 
 def l2_normalization_kernel(ctx: KernelContext) -> list[np.ndarray]:
-    """Each 1-D slice along the axis divided by its L2 norm."""
-    x = to_real(ctx.inputs[0], ctx.input_operands[0])
+    """Each 1-D slice along the axis divided by its L2 norm.
+
+    A quantized slice is normalized by its centred integers (stored value - zero point): x / |x| does not depend
+    on the input scale, which cancels, and the epsilon (a real-valued guard against dividing by zero) must not
+    make it depend on it; a slice of all zero points still normalizes to zero.
+    """
+    operand = ctx.input_operands[0]
+    if is_quantized(operand):
+        x = np.asarray(ctx.inputs[0], dtype=np.float64) - operand.zero_point
+    else:
+        x = to_real(ctx.inputs[0], operand)
     axis = normalize_axis(int(ctx.scalar(1, -1)), x.ndim)
     norm = np.sqrt(np.sum(x * x, axis=axis, keepdims=True))
     return [from_real(x / np.maximum(norm, L2_EPSILON), ctx.output_operands[0])]

@@ -130,3 +130,50 @@ def test_a_shrunk_strided_slice_axis_must_select_exactly_one_element(device, beg
         else:
             assert status == ErrorStatus.NONE
             np.testing.assert_array_equal(rb.read_output(0, [2]), x[row])
+
+
+def _quant8_fully_connected(in_scale: float, weight_scale: float, out_scale: float, weights: list[int]) -> dict:
+    # FULLY_CONNECTED of a [1, 4] TENSOR_QUANT8_ASYMM_SIGNED input (zero points 0) with [1, 4] weights and a zero
+    # bias; the output's zero point is 0.
+    def quant(d: dict, scale: float) -> dict:
+        d.update(scale=scale, zeroPoint=0)
+        return d
+
+    return {
+        "operands": [
+            quant(_operand("TENSOR_QUANT8_ASYMM_SIGNED", [1, 4], "SUBGRAPH_INPUT"), in_scale),
+            quant(_operand("TENSOR_QUANT8_ASYMM_SIGNED", [1, 4], "CONSTANT_COPY", weights), weight_scale),
+            quant(_operand("TENSOR_INT32", [1], "CONSTANT_COPY", [0]), in_scale * weight_scale),
+            _operand("INT32", [], "CONSTANT_COPY", [0]),
+            quant(_operand("TENSOR_QUANT8_ASYMM_SIGNED", [1, 1], "SUBGRAPH_OUTPUT"), out_scale),
+        ],
+        "operations": [{"type": "FULLY_CONNECTED", "inputs": [0, 1, 2, 3], "outputs": [4]}],
+        "inputIndexes": [0],
+        "outputIndexes": [4],
+    }
+
+
+@pytest.mark.parametrize(
+    ("in_scale", "weight_scale", "out_scale", "weights", "expected"),
+    [
+        # input * weight / output scale 1.28e16 (shift 54): the accumulator 1016 shifted left wrapped around int64
+        # and flipped sign before saturating (the real result, 1016 * 1e14, saturates at 127).
+        (1e8, 1e6, 1.0 / 128, [2, 2, 2, 2], 127),
+        (1e8, 1e6, 1.0 / 128, [-2, -2, -2, -2], -128),
+        # input * weight / output scale 1e-24 (shift -79): the rounding mask of a right shift past 63 bits wrapped
+        # around and rounded 1016 * 1e-24 to 1 instead of 0.
+        (1e-12, 1e-12, 1.0, [2, 2, 2, 2], 0),
+        (1e-12, 1e-12, 1.0, [-2, -2, -2, -2], 0),
+    ],
+)
+def test_quantized_fully_connected_with_extreme_rescale_factors(
+    device, in_scale: float, weight_scale: float, out_scale: float, weights: list[int], expected: int
+) -> None:
+    # Found by the execution target with extreme quantization parameters: requantization with a multiplier
+    # shift beyond the int64 headroom of the fixed-point arithmetic.
+    model = model_from_json(_quant8_fully_connected(in_scale, weight_scale, out_scale, weights))
+    x = np.full((1, 4), 127, dtype=np.int8)
+    pm = prepared(device, model)
+    with simple_request(model, [x], [1]) as rb:
+        assert pm.execute_synchronously(rb.request, MeasureTiming.NO, None, None)[0] == ErrorStatus.NONE
+        assert rb.read_output(0, [1, 1]).tolist() == [[expected]]

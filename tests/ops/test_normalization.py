@@ -42,6 +42,20 @@ def test_quantized_l2_normalization_output_is_fixed_at_scale_1_128():
     assert signature_violations(Op.L2_NORMALIZATION, inputs, [output(T.TENSOR_QUANT8_ASYMM, 1 / 128, 0)])
 
 
+@FAST
+@given(scale=st.sampled_from([1e-12, 1e-8, 1e-6, 0.1, 1e4, 1e8]), zero_point=st.sampled_from([0, 128, 255]))
+def test_quantized_l2_normalization_does_not_depend_on_the_input_scale(scale, zero_point):
+    # x / |x| cancels the input scale: [3, 4] steps from the zero point are (0.6, 0.8) = (77, 102) / 128 whatever
+    # the scale (the real-valued epsilon used to turn tiny scales' slices into zeros); all zero points stay zero.
+    x = np.array([[zero_point, zero_point], [zero_point, zero_point]]) + np.array([[3, 4], [0, 0]])
+    if zero_point == 255:
+        x = np.array([[zero_point - 3, zero_point - 4], [zero_point, zero_point]])
+    inputs = [given_tensor(T.TENSOR_QUANT8_ASYMM, x, scale, zero_point)]
+    (y,) = run_op(Op.L2_NORMALIZATION, inputs, [output(T.TENSOR_QUANT8_ASYMM, 1 / 128, 128)])
+    sign = -1 if zero_point == 255 else 1
+    assert y.tolist() == [[128 + sign * 77, 128 + sign * 102], [128, 128]]
+
+
 def test_local_response_normalization_radius_zero():
     # radius 0, bias 1, alpha 1, beta 0.5: x / sqrt(1 + x^2).
     x = np.array([[[[1.0, 2.0, 3.0]]]], dtype=np.float32)

@@ -150,13 +150,17 @@ class DelegatingPreparedModel(PreparedModel):
 
 
 def sync_shifts_first_output(delta: float) -> type[DelegatingPreparedModel]:
-    """A prepared model whose executeSynchronously adds `delta` to the first float32 of output 0."""
+    """A prepared model whose executeSynchronously adds `delta` to the first float32 of output 0 (an output of
+    fewer than 4 bytes gets its first byte inverted instead)."""
 
     class SyncShiftsFirstOutput(DelegatingPreparedModel):
         def execute_synchronously(self, request, measure, deadline, loop_timeout_duration):
             result = self.inner.execute_synchronously(request, measure, deadline, loop_timeout_duration)
             loc = request.outputs[0].location
             pool = request.pools[loc.pool_index]
+            if loc.length < 4:
+                pool.write(loc.offset, bytes([pool.read(loc.offset, 1)[0] ^ 0xFF]))
+                return result
             (value,) = struct.unpack("<f", pool.read(loc.offset, 4))
             pool.write(loc.offset, struct.pack("<f", value + delta))
             return result

@@ -38,6 +38,60 @@ class ModelConfig:
     model_pool_kinds: tuple[str, ...] = (MemoryKind.ASHMEM.value, MemoryKind.MMAP_FD.value)
     quantized_bias: float = 0.0  # probability of preferring a quantized typing (0 = uniform over signatures)
 
+    # Valid but extreme models. Optimized kernels (LiteRT's, XNNPACK's, an NPU's) break on valid models whose
+    # parameters, values and sizes sit far from the comfortable middle the rest of the generator keeps to. Each knob
+    # below is a probability per decision it applies to (0 turns it off); the defaults put each extreme in a modest
+    # share of the models, so every target meets them.
+    #
+    # Quantization parameters across the range the HAL allows (V4 and V5 ask only for a positive scale and a zero
+    # point inside the type), per quantization drawn: a new quantized data operand gets a tiny scale (1e-12..1e-6,
+    # positive and normal as float32, and so are products of two) or a huge one (1e3..1e8), and an asymmetric one
+    # may get its zero point at a bound of its type (0 or 255, -128 or 127, 0 or 65535), with stored values over the
+    # whole range of the type; a fitted quantized output gets its scale moved off the fit by a factor of 1e-8..1e8
+    # (the multiplier input_scale * filter_scale / output_scale that fixed-point kernels normalize into an integer
+    # and a shift then spans that range: outputs all at the zero point, all saturated, and everything between) or
+    # its zero point at a bound; a per-channel filter gets scales up to three orders of magnitude either side of
+    # the usual one, so channels differ by up to six.
+    extreme_quant_probability: float = 0.15
+    # Values at saturation, per new data value: quantized stored values piled on the bounds of their type (outputs
+    # then reach their clamp bounds), TENSOR_INT32 values at the int32 extremes (a result outside int32 is left
+    # unspecified by the HAL, so such a draw is redrawn: the extremes stay where the operation is exact, in
+    # comparisons, selections, data movement, MAXIMUM/MINIMUM, arithmetic that does not overflow), float values up
+    # to the magnitude the oracle still judges (`judged_abs_value`) for operations that round each result once
+    # (element-wise, activations, data movement; not in relaxed models: see _operation._ROUNDING_ONCE). Positions
+    # whose values the operation or its recipe restricts (explicit ranges, indices, biases) keep their ranges.
+    saturation_probability: float = 0.06
+    # The largest float magnitude the oracle judges (REQUIREMENTS O2 skips expected values above 1e3): in a model
+    # that drew an extreme (parameter or value), every float result must stay within it, or its operation is
+    # redrawn, so that no extreme reaches the oracle as a value it would skip.
+    judged_abs_value: float = 1e3
+    # Sizes around the vector widths of optimized kernels, per innermost dimension or channel count drawn (a new
+    # tensor's last dimension; a convolution's input and output channels, a fully connected layer's units): one of
+    # 1-4, 7-9, 15-17, 31-33 or 63-65 (a full SIMD vector, one short of it, one past it), where remainder loops and
+    # lane masks go wrong. Once one is drawn, the model's tensors may hold up to `vector_width_max_elements`.
+    vector_width_probability: float = 0.06
+    vector_width_max_elements: int = 4096
+
     def with_operations(self, operations: Iterable[int]) -> ModelConfig:
         """A copy restricted to these operation types."""
         return replace(self, operations=frozenset(int(o) for o in operations))
+
+    @classmethod
+    def large(cls, **overrides: object) -> ModelConfig:
+        """Larger graphs with larger tensors, for backends where an execution is cheap (the targets keep the
+        defaults): up to 12 operations in main and 4 in each referenced subgraph, dimensions up to 8, tensors up
+        to 4096 elements (16384 once a vector-width size is drawn). Keyword arguments override any knob.
+
+        Such graphs stretch the oracle's random-graph criterion for quantized outputs, made for the default
+        sizes: a one-step difference the HAL allows each quantized operation compounds through a WHILE body run
+        several times (its operations are counted once) and through operations that amplify it, and a quantized
+        result converted to float (DEQUANTIZE, CAST) carries such a step into the float criterion. On the
+        fault-free driver about one execution case in a thousand is judged a failure for these reasons."""
+        large = cls(
+            max_operations=12,
+            max_dim=8,
+            max_elements=4096,
+            subgraph_max_operations=4,
+            vector_width_max_elements=16384,
+        )
+        return replace(large, **overrides)  # type: ignore[arg-type]

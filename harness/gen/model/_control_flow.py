@@ -183,7 +183,7 @@ def _data_value(gen: Gen, main: Graph, plain: tuple[int, ...]) -> GenOperand:
         return (
             g.type in types
             and g.is_tensor
-            and 0 < g.value.size <= gen.cfg.max_elements
+            and 0 < g.value.size <= gen.max_elements
             # The largest magnitude of a float value is that of its min or max (the extent is cached).
             and (g.type not in _FLOATS or max(-g.extent()[0], g.extent()[1]) <= 10.0)
             and (g.type != T.TENSOR_INT32 or float(_max(np.abs(g.value), axis=None)) <= 100)
@@ -236,7 +236,7 @@ def evaluate(gen: Gen, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarra
             if value.dtype.kind == "f" and value.size:
                 # Finite and within max_abs_value in one reduction, as OpDraw._accept checks results.
                 top = float(_max(np.abs(value), axis=None))
-                if not (top <= gen.cfg.max_abs_value and top < math.inf):
+                if not (top <= gen.max_abs_value and top < math.inf):
                     raise OpRejected("subgraph result not finite")
             values[i] = value
     return [values[i] for i in graph.outputs]  # type: ignore[misc]

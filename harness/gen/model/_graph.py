@@ -168,8 +168,16 @@ class Gen:
     referenced: list[Graph] = field(default_factory=list)
     features: set[str] = field(default_factory=set)
     depth: int = 0  # 0 while building main, 1 inside a referenced subgraph
+    # The largest tensor an operation may produce: the configuration's, raised to its vector_width_max_elements
+    # once a vector-width size is drawn.
+    max_elements: int = field(init=False)
+    # The largest float result an operation may give: the configuration's, lowered to its judged_abs_value once an
+    # extreme parameter or value is drawn.
+    max_abs_value: float = field(init=False)
 
     def __post_init__(self) -> None:
+        self.max_elements = self.cfg.max_elements
+        self.max_abs_value = self.cfg.max_abs_value
         # Bound once: chance() is called a few dozen times per model.
         self._integer = self.src.integer
         if type(self.src) is RandomSource:
@@ -182,3 +190,15 @@ class Gen:
         if threshold.__class__ is bool:
             return threshold  # type: ignore[return-value]
         return self._integer(0, 999) >= threshold
+
+    def judge_strictly(self) -> None:
+        """An extreme was drawn: from now on float results must stay where the oracle judges them."""
+        limit = self.cfg.judged_abs_value
+        if limit < self.max_abs_value:
+            self.max_abs_value = limit
+
+    def allow_wide(self) -> None:
+        """A vector-width size was drawn: from now on tensors may grow to the configuration's wide limit."""
+        limit = self.cfg.vector_width_max_elements
+        if limit > self.max_elements:
+            self.max_elements = limit

@@ -64,6 +64,15 @@ _STRICT_OPS = frozenset(
     int(o) for o in (OperationType.EXP, OperationType.POW, OperationType.REDUCE_PROD, OperationType.CAST)
 )
 _UNSET = object()
+# Catalogue families whose operations round each result once from one or two input elements (element-wise
+# arithmetic, activations, comparisons, data movement, selection, conversions): the only ones that get float
+# inputs near the magnitude the oracle judges. An operation that accumulates (a convolution, a pool, a reduction, a
+# normalization, an interpolation) may lose the float32 rounding of such inputs in a cancellation (HAL-allowed
+# float32 arithmetic, about 6e-5 at 1e3) and land on a small result whose absolute tolerance is 1e-5; in a relaxed
+# model the inputs themselves may be rounded to float16 (a step of 0.5 at 1e3).
+_ROUNDING_ONCE = frozenset({"elementwise", "activations", "comparison", "reshape", "selection", "quantization"})
+# Activations that normalize over an axis (a maximum, a sum of exponentials): they accumulate.
+_NORMALIZING = frozenset(int(o) for o in (OperationType.SOFTMAX, OperationType.LOG_SOFTMAX))
 _max = np.maximum.reduce
 
 # Output quantization the HAL fixes: (operation, output position, type) -> (scale, zero point).
@@ -208,6 +217,7 @@ class OpDraw:
         self.scale_floor: dict[int, float] = {}  # fitted output scales must exceed these
         self.bound: dict[int, GenOperand] = {}  # inputs fixed by the caller (control flow bodies)
         self.keep_dims = False  # outputs declare their full dimensions (never unknown)
+        self.drawn: list[str] = []  # the extremes drawn (features of the model once the operation is committed)
 
     def set_input_count(self, n: int) -> None:
         """Use the repeated input position enough times for n inputs (before any input is drawn)."""
@@ -291,7 +301,7 @@ class OpDraw:
             return False
         if quant is not None and (float(g.op.scale), int(g.op.zero_point)) != (V.f32(quant[0]), int(quant[1])):
             return False
-        if g.value.size == 0 or g.value.size > self.cfg.max_elements:
+        if g.value.size == 0 or g.value.size > self.gen.max_elements:
             return False
         if t in V.FLOAT_TENSORS:
             lo, hi = g.extent()
@@ -325,11 +335,15 @@ class OpDraw:
         max_dim: int | None = None,
         value: np.ndarray | None = None,
         new_shape: tuple[int, ...] | None = None,
+        extremes: bool | None = None,
     ) -> GenOperand:
         """A tensor (or scalar) data operand for position i: an earlier value that fits, or a new one.
 
         `shape` constrains both reused and new values; `fits` filters reused values (and new drawn shapes);
-        `new_shape` is the shape of a new value when nothing is reused.
+        `new_shape` is the shape of a new value when nothing is reused. `extremes` says whether a new value may get
+        extreme quantization parameters or values at saturation (ModelConfig): by default only where the caller
+        left the values to the hints (a `real` or `ints` range of the caller's is a domain: deltas, scores,
+        indices, biases); True where the caller's range is only a magnitude (filters, weights).
         """
         bound = self.bound
         if bound and i in bound:
@@ -345,6 +359,8 @@ class OpDraw:
         slot = known.get(key)
         if slot is None:
             slot = known[key] = (self.real_range(i), self.int_range(i), self._rank_bounds(arg, None))
+        if extremes is None:
+            extremes = real is None and ints is None
         real = real or slot[0]
         ints = ints or slot[1]
         ranks = slot[2] if rank is None else self._rank_bounds(arg, rank)
@@ -381,6 +397,8 @@ class OpDraw:
             hi_dim = cfg.max_dim if max_dim is None else max_dim
             for _ in range(4):
                 shape = draw_shape(src, src.integer(*ranks), hi_dim, min_dim)
+                if max_dim is None and shape and gen.chance(cfg.vector_width_probability):
+                    shape = self._widen(shape, min_dim)
                 if fits is None or fits(shape):
                     break
             else:
@@ -388,18 +406,37 @@ class OpDraw:
         if t in SCALAR_TYPES:
             shape = ()
         scale, zero_point, channel = 0.0, 0, None
+        whole_type = False  # stored values over the whole range of the type (extreme parameters)
         if t in V.QUANTIZED:
             if t == _PER_CHANNEL:
                 cd = channel_dim if channel_dim is not None else src.integer(0, max(len(shape) - 1, 0))
-                channel = V.channel_params(src, shape[cd], cd, *real)
+                if gen.chance(cfg.extreme_quant_probability):
+                    channel = V.spread_channel_params(src, shape[cd], cd, *real)
+                    self._extreme("extreme_quant:channel_spread")
+                else:
+                    channel = V.channel_params(src, shape[cd], cd, *real)
             elif quant is not None:
                 scale, zero_point = V.f32(quant[0]), int(quant[1])
+            elif (
+                extremes
+                and value is None
+                and gen.chance(cfg.extreme_quant_probability)
+                and not self.strict_range(i, real)
+            ):
+                scale, zero_point, what = V.extreme_quant_params(src, t, *real)
+                self._extreme("extreme_quant:" + what)
+                whole_type = True
             else:
                 scale, zero_point = V.quant_params(src, t, *real)
         elif t == _TENSOR_INT32 and quant is not None:
             scale = V.f32(quant[0])
         if value is None:
-            value = V.tensor_value(src, t, shape, real, ints, scale, zero_point, channel)
+            if whole_type:
+                value = V.int_array(src, numpy_dtype(t), shape, *V.STORED_RANGE[t])
+            else:
+                value = V.tensor_value(src, t, shape, real, ints, scale, zero_point, channel)
+            if extremes and gen.chance(cfg.saturation_probability):
+                value = self._saturate(i, t, shape, value, real, scale)
         else:
             value = np.array(value, dtype=numpy_dtype(t))  # a contiguous copy (0-d stays 0-d)
         # A constant (by reference or by copy) or a model input; outside main, new data is always a constant.
@@ -417,6 +454,66 @@ class OpDraw:
         g = GenOperand(t, dims, lifetime, value, scale, zero_point, channel)
         self.inputs[i] = g
         return g
+
+    def size(self, lo: int, hi: int) -> int:
+        """A channel count or innermost size: in [lo, hi], now and then one around a vector width."""
+        if self.gen.chance(self.cfg.vector_width_probability):
+            return self._vector_width()
+        return self.src.integer(lo, hi)
+
+    def _vector_width(self) -> int:
+        width, band = V.vector_width(self.src)
+        self.gen.allow_wide()
+        self.drawn.append(band)
+        return width
+
+    def _extreme(self, feature: str) -> None:
+        self.gen.judge_strictly()
+        self.drawn.append(feature)
+
+    def _widen(self, shape: tuple[int, ...], min_dim: int) -> tuple[int, ...]:
+        """The shape with its innermost dimension around a vector width, its outer dimensions cut back (from the
+        outermost) until the tensor fits the wide element limit."""
+        width = max(self._vector_width(), min_dim)
+        outer = list(shape[:-1])
+        limit = self.gen.max_elements
+        k = 0
+        while k < len(outer) and math.prod(outer) * width > limit:
+            outer[k] = max(1, min_dim)
+            k += 1
+        return (*outer, width)
+
+    def _saturate(
+        self,
+        i: int,
+        t: int,
+        shape: tuple[int, ...],
+        value: np.ndarray,
+        real: tuple[float, float],
+        scale: float,
+    ) -> np.ndarray:
+        """A new value at saturation (ModelConfig.saturation_probability), or `value` where the position restricts
+        its values (a domain: see strict_range): quantized values piled on the bounds of the type, int32 values on
+        the int32 extremes (not for a bias, which has a scale), floats widened to nearly the magnitude the oracle
+        still judges."""
+        if self.strict_range(i, real):
+            return value
+        if t in V.QUANTIZED:
+            lo, hi = V.STORED_RANGE[t]
+            self._extreme("saturation:quantized")
+            return V.pile_on_bounds(self.src, value, lo, hi)
+        if t == _TENSOR_INT32:
+            if scale:
+                return value
+            self._extreme("saturation:int32")
+            return V.pile_on_bounds(self.src, value, V.INT32_MIN, V.INT32_MAX)
+        if t in V.FLOAT_TENSORS:
+            if self.gen.relaxed or self.spec.family not in _ROUNDING_ONCE or self.op_type in _NORMALIZING:
+                return value
+            top = self.cfg.judged_abs_value * V.log_uniform(self.src, V.SATURATED_FLOAT_EXPONENTS)
+            self._extreme("saturation:float")
+            return V.float_array(self.src, value.dtype, shape, -top, top)
+        return value
 
     def weight(self, i: int, shape: tuple[int, ...], **kw: Any) -> GenOperand:
         """A weight tensor: usually a constant, sometimes a model input."""
@@ -595,20 +692,42 @@ class OpDraw:
         for k in fit:
             probe[k] = Operand(type=T.TENSOR_FLOAT32, dimensions=list(outputs[k].op.dimensions))
         results = self._run(inputs, probe)
+        # The scale of the first per-tensor quantized input: what an output scale is measured against.
+        reference = next((float(g.op.scale) for g in inputs if g.type in V.QUANTIZED and g.op.scale), None)
         for k in fit:
             real = np.asarray(results[k], dtype=np.float64)
             finite = real[np.isfinite(real)]
             lo = float(finite.min()) if finite.size else -1.0
             hi = float(finite.max()) if finite.size else 1.0
             if hi - lo < 1e-3:
-                lo, hi = lo - 0.5, hi + 0.5
+                # Widened to a unit range, or (inputs of a tiny extreme scale) to their own magnitude: a result of
+                # tiny values keeps a scale fitted to them rather than one a million times larger.
+                pad = 0.5 if reference is None or reference >= V.TINY_SCALE else max(abs(lo), abs(hi), 128 * reference)
+                lo, hi = lo - pad, hi + pad
             scale, zero_point = V.quant_params(self.src, outputs[k].type, lo, hi)
+            if self.gen.chance(self.cfg.extreme_quant_probability):
+                # An input computed by a quantized operation may differ by a step in any correct implementation:
+                # a rescale factor above one would multiply that step. Such outputs only get coarser than the fit.
+                exact = not any(g.produced for g in inputs if g.type in V.QUANTIZED)
+                scale, zero_point, what = V.off_fit_quant(
+                    self.src, outputs[k].type, scale, zero_point, reference if exact else None, coarser=not exact
+                )
+                self._extreme("extreme_quant:" + what)
             if k in self.scale_floor and not np.float32(scale) > np.float32(self.scale_floor[k]):
                 scale = V.f32(self.scale_floor[k] * 1.5)
+            if not V.usable_scale(scale):
+                raise OpRejected(f"output scale {scale} out of range")
             outputs[k].op.scale, outputs[k].op.zero_point = scale, zero_point
 
+    def _headroom_floor(self, inputs: list[GenOperand], bits: int) -> None:
+        """Output 0's scale must exceed max(quantized input scales) / 2^bits (the catalogue's rescale_headroom)."""
+        scales = [float(g.op.scale) for g in inputs if g.type in V.QUANTIZED and g.op.scale]
+        if scales:
+            floor = max(scales) / 2.0**bits
+            self.scale_floor[0] = max(self.scale_floor.get(0, 0.0), floor)
+
     def _accept(self, value: np.ndarray, operand_type: int) -> None:
-        if value.size > self.cfg.max_elements:
+        if value.size > self.gen.max_elements:
             raise OpRejected("output too large")
         if operand_type in V.FLOAT_TENSORS or operand_type in V.FLOAT_SCALARS:
             # Every value finite and within max_abs_value, in one reduction (the one x.max() dispatches to): the
@@ -616,7 +735,7 @@ class OpDraw:
             # infinite, and neither passes both comparisons.
             if value.size:
                 top = float(_max(np.abs(value), axis=None))
-                if not (top <= self.cfg.max_abs_value and top < math.inf):
+                if not (top <= self.gen.max_abs_value and top < math.inf):
                     raise OpRejected("non-finite or huge float result")
 
     def _declared(self, static: tuple[int, ...] | None, actual: tuple[int, ...], operand_type: int) -> list[int]:
@@ -648,8 +767,14 @@ class OpDraw:
         self._fill()
         inputs = self._input_operands()
         outputs, fit = self._output_operands(inputs)
+        headroom = self.hints.get("rescale_headroom")
+        if headroom is not None:
+            self._headroom_floor(inputs, headroom)
         if fit:
             self._fit_quant(inputs, outputs, fit)
+        for k, floor in self.scale_floor.items():
+            if outputs[k].type in V.QUANTIZED and not np.float32(outputs[k].op.scale) > np.float32(floor):
+                raise OpRejected(f"output {k} scale {outputs[k].op.scale} not above {floor}")
         context = self.shape_context(inputs, outputs)
         check = self.sig.check
         if check is not None:
@@ -682,4 +807,6 @@ class OpDraw:
                 raise OpRejected("declared dimensions conflict with the result")
             o.op.dimensions = declared
         self.graph.add_operation(self.op_type, inputs, outputs)
+        if self.drawn:
+            self.gen.features.update(self.drawn)
         return outputs

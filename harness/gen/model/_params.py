@@ -160,7 +160,7 @@ def _multiples(d: Drawing, i: int) -> Any:
     out = []
     for _ in data_shape(d):
         m = d.src.integer(1, 3)
-        if size * m > d.cfg.max_elements:
+        if size * m > d.gen.max_elements:
             m = 1  # keep the tiled tensor within the size limit
         size *= m
         out.append(m)

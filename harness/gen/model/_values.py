@@ -104,6 +104,103 @@ def channel_params(src: Source, channels: int, channel_dim: int, lo: float, hi: 
     return SymmPerChannelQuantParams(scales=scales, channel_dim=channel_dim)
 
 
+# Extreme quantization parameters (ModelConfig.extreme_quant_probability), as base-10 exponents of a log-uniform
+# draw. Tiny scales stay positive normal float32 values, and so do products of two (a bias scale is input scale *
+# filter scale); huge ones stay far below the float32 maximum, and so do products of two (MUL's output scale must
+# exceed the product of its input scales).
+TINY_SCALE_EXPONENTS = (-12.0, -6.0)
+TINY_SCALE = 10.0 ** TINY_SCALE_EXPONENTS[1]
+HUGE_SCALE_EXPONENTS = (3.0, 8.0)
+# The rescale factor input scale / output scale of an output quantized off its fit: 10 ** e for e drawn here.
+OFF_FIT_EXPONENTS = (-8.0, 8.0)
+# How far each per-channel scale moves from the usual one (channels then differ by up to six orders of magnitude).
+CHANNEL_SPREAD_EXPONENTS = (-3.0, 3.0)
+# Scales moved off their fit stay within these (positive normal float32, with room for products).
+_SCALE_FLOOR, _SCALE_CEILING = 1e-18, 1e16
+# Any scale generation gives: positive normal float32 values (the smallest is about 1.2e-38) with room to spare,
+# finite, far below the float32 maximum (about 3.4e38).
+_USABLE_SCALES = (1e-36, 1e32)
+
+
+def usable_scale(scale: float) -> bool:
+    """True for a scale generation may give an operand (a product of scales, a widened fit may fall outside)."""
+    return _USABLE_SCALES[0] <= scale <= _USABLE_SCALES[1]
+
+
+# Saturated float values reach 10 ** e times ModelConfig.judged_abs_value, e drawn here.
+SATURATED_FLOAT_EXPONENTS = (-1.5, 0.0)
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+# Sizes around the vector widths of optimized kernels (4, 8, 16, 32 and 64 lanes): a full vector, one short of
+# it and one past it (ModelConfig.vector_width_probability).
+VECTOR_WIDTH_BANDS = ((1, 4), (7, 9), (15, 17), (31, 33), (63, 65))
+
+
+def vector_width(src: Source) -> tuple[int, str]:
+    """A size from one of the vector-width bands, and the band's feature name."""
+    lo, hi = src.choice(VECTOR_WIDTH_BANDS)
+    return src.integer(lo, hi), f"vector_width:{lo}-{hi}"
+
+
+def log_uniform(src: Source, exponents: tuple[float, float]) -> float:
+    """10 ** e for e drawn in [lo, hi] (the minimal answer is 10 ** lo)."""
+    return 10.0 ** src.floats(exponents[0], exponents[1], width=64)
+
+
+def extreme_quant_params(src: Source, operand_type: int, lo: float, hi: float) -> tuple[float, int, str]:
+    """(scale, zero point, what) of an extreme quantization for a new operand: a tiny or huge scale, or (asymmetric
+    types) a zero point at a bound of the type, or both; `what` names the extreme drawn."""
+    qmin, qmax = STORED_RANGE[operand_type]
+    scale, zero_point = quant_params(src, operand_type, lo, hi)
+    asymmetric = operand_type in QUANT_ASYMM
+    kind = src.integer(0, 3 if asymmetric else 1)
+    if kind == 0 or kind == 3:
+        scale, what = f32(log_uniform(src, TINY_SCALE_EXPONENTS)), "tiny_scale"
+    elif kind == 1:
+        scale, what = f32(log_uniform(src, HUGE_SCALE_EXPONENTS)), "huge_scale"
+    else:
+        what = "zero_point_bound"
+    if kind >= 2:
+        zero_point = qmax if src.boolean() else qmin
+    return scale, zero_point, what
+
+
+def off_fit_quant(
+    src: Source, operand_type: int, scale: float, zero_point: int, input_scale: float | None, coarser: bool = False
+) -> tuple[float, int, str]:
+    """An extreme variant of a fitted output quantization (scale, zero point): (asymmetric types) its zero point at
+    a bound of the type, or its scale moved off the fit so that input_scale / output scale is 10 ** e for e in
+    OFF_FIT_EXPONENTS (the fitted scale moved by that factor when no input_scale is given); with `coarser`, only
+    ever to a larger scale than the fit (a rescale factor no larger than the fitted one). `what` names the extreme
+    drawn."""
+    if operand_type in QUANT_ASYMM and src.integer(0, 2) == 0:
+        qmin, qmax = STORED_RANGE[operand_type]
+        return scale, qmax if src.boolean() else qmin, "zero_point_bound"
+    exponents = (0.0, OFF_FIT_EXPONENTS[1]) if coarser else OFF_FIT_EXPONENTS
+    factor = log_uniform(src, exponents)
+    moved = input_scale / factor if input_scale and not coarser else scale * factor
+    return f32(min(max(moved, _SCALE_FLOOR), _SCALE_CEILING)), zero_point, "off_fit_scale"
+
+
+def spread_channel_params(
+    src: Source, channels: int, channel_dim: int, lo: float, hi: float
+) -> SymmPerChannelQuantParams:
+    """Per-channel symmetric scales that differ by orders of magnitude between channels."""
+    magnitude = max(abs(lo), abs(hi), 1e-3) / 127
+    scales = [f32(magnitude * log_uniform(src, CHANNEL_SPREAD_EXPONENTS)) for _ in range(channels)]
+    return SymmPerChannelQuantParams(scales=scales, channel_dim=channel_dim)
+
+
+def pile_on_bounds(src: Source, value: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """A copy of an integer array with about half of its elements moved to lo or hi (a quarter each)."""
+    count = value.size
+    if count == 0:
+        return value
+    picks = np.frombuffer(raw_bytes(src, count), dtype=np.uint8).reshape(value.shape) & 3
+    out = np.where(picks == 0, lo, value)
+    out = np.where(picks == 1, hi, out)
+    return out.astype(value.dtype)
+
+
 def stored_bounds(operand_type: int, scale: float, zero_point: int, lo: float, hi: float) -> tuple[int, int]:
     """The stored integers that represent reals in [lo, hi] (clipped to the type)."""
     qmin, qmax = STORED_RANGE[operand_type]

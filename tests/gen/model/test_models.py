@@ -21,26 +21,19 @@ from harness.gen import (
     default_operations,
     generate_model,
 )
-from harness.hal import ErrorStatus, OperandLifeTime, OperationType, is_scalar_type, numpy_dtype
-from harness.reference import run_model, validate_model
+from harness.hal import OperandLifeTime, OperationType, is_scalar_type, numpy_dtype
+from harness.reference import validate_model
 from harness.strategies import models
+from tests.gen.model.generated import generated, reference_failures
 
 L = OperandLifeTime
 SEEDS = range(400)
 
 
-def _generated(seeds, config: ModelConfig = ModelConfig()):  # noqa: B008
-    for seed in seeds:
-        try:
-            yield seed, generate_model(RandomSource(seed), config)
-        except GenerationRejected:
-            continue
-
-
 @pytest.fixture(scope="module")
 def sample() -> list:
     """Models of the default configuration over a fixed range of seeds."""
-    return list(_generated(SEEDS))
+    return list(generated(SEEDS))
 
 
 def test_generated_models_are_always_valid(sample) -> None:
@@ -55,17 +48,7 @@ def test_hypothesis_generated_models_are_always_valid(generated) -> None:
 
 
 def test_generated_models_run_on_the_reference(sample) -> None:
-    failures = []
-    for seed, g in sample:
-        result = run_model(g.model, g.inputs)
-        if result.status != ErrorStatus.NONE or result.unspecified:
-            failures.append((seed, result.status, result.message))
-            continue
-        # The reference executor reproduces, value for value, what the kernels gave while the model was drawn.
-        for got, drawn in zip(result.outputs, g.outputs):
-            if got.shape != drawn.shape or not np.array_equal(got, drawn, equal_nan=True):
-                failures.append((seed, "outputs differ from the drawn ones"))
-    assert failures == []
+    assert [failure for seed, g in sample for failure in reference_failures(seed, g)] == []
 
 
 def test_model_json_builds_the_same_model(sample) -> None:
@@ -141,7 +124,7 @@ def test_same_seed_same_model() -> None:
 
 def test_operation_count_respects_the_configuration() -> None:
     config = ModelConfig(max_operations=1, control_flow=False)
-    for _, g in _generated(range(150), config):
+    for _, g in generated(range(150), config):
         assert len(g.model.main.operations) == 1
         assert not g.model.referenced
 
@@ -150,7 +133,7 @@ def test_operations_restriction_is_respected() -> None:
     wanted = {int(OperationType.ADD), int(OperationType.CONV_2D)}
     config = ModelConfig(operations=frozenset(wanted), control_flow=False)
     seen = set()
-    for _, g in _generated(range(100), config):
+    for _, g in generated(range(100), config):
         ops_used = {int(o.type) for o in g.model.main.operations}
         assert ops_used <= wanted
         seen |= ops_used
@@ -158,12 +141,15 @@ def test_operations_restriction_is_respected() -> None:
 
 
 def test_shapes_stay_small_by_default(sample) -> None:
+    # Small, unless the model drew a size around a vector width (then up to vector_width_max_elements).
     config = ModelConfig()
     for seed, g in sample:
+        wide = any(f.startswith("vector_width:") for f in g.features)
+        limit = config.vector_width_max_elements if wide else config.max_elements
         for value in g.inputs:
             if value is not None:
                 assert value.ndim <= config.max_rank, seed
-                assert math.prod(value.shape) <= config.max_elements, seed
+                assert math.prod(value.shape) <= limit, seed
 
 
 def test_every_default_operation_is_generated() -> None:
@@ -171,7 +157,7 @@ def test_every_default_operation_is_generated() -> None:
     for op in default_operations():
         config = ModelConfig(operations=frozenset({op}), control_flow=False, max_operations=1)
         found = False
-        for _, g in _generated(range(12), config):
+        for _, g in generated(range(12), config):
             assert validate_model(g.model) == [], OperationType(op).name
             if any(int(o.type) == op for o in g.model.main.operations):
                 found = True
@@ -199,7 +185,7 @@ def test_every_signature_typing_appears_across_seeds() -> None:
         expected = {int(s.inputs[0].types[0]) for s in ops.get(op).signatures}
         config = ModelConfig(operations=frozenset({int(op)}), control_flow=False, max_operations=1)
         seen = set()
-        for _, g in _generated(range(400), config):
+        for _, g in generated(range(400), config):
             operation = g.model.main.operations[0]
             seen.add(int(g.model.main.operands[operation.inputs[0]].type))
             if seen == expected:
@@ -256,7 +242,7 @@ def test_features_describe_the_model(sample) -> None:
 
 def test_control_flow_can_be_switched_off() -> None:
     config = ModelConfig(control_flow=False)
-    for _, g in _generated(range(200), config):
+    for _, g in generated(range(200), config):
         assert not g.model.referenced
         assert all(o.type not in (OperationType.IF, OperationType.WHILE) for o in g.model.main.operations)
 
@@ -275,7 +261,7 @@ def _rejects(seed: int) -> bool:
 
 
 def test_closing_a_generated_model_closes_its_pools() -> None:
-    seed = next(s for s, g in _generated(range(100)) if g.model_json.get("pools"))
+    seed = next(s for s, g in generated(range(100)) if g.model_json.get("pools"))
     g = generate_model(RandomSource(seed))
     pools = g.model.pools
     assert pools
@@ -284,7 +270,7 @@ def test_closing_a_generated_model_closes_its_pools() -> None:
 
 
 def test_the_json_is_made_on_first_read_and_equals_the_built_model() -> None:
-    g = generate_model(RandomSource(next(s for s, g in _generated(range(100)) if g.model_json.get("pools"))))
+    g = generate_model(RandomSource(next(s for s, g in generated(range(100)) if g.model_json.get("pools"))))
     assert g._model_json is None
     rebuilt = model_from_json(g.model_json)
     try:
@@ -300,5 +286,5 @@ def test_the_json_is_made_on_first_read_and_equals_the_built_model() -> None:
 def test_generation_is_fast_enough_for_fuzzing() -> None:
     # A loose bound (the measured mean is about half a millisecond): generation must not dominate a fuzz target.
     started = time.process_time()
-    count = sum(1 for _ in _generated(range(200)))
+    count = sum(1 for _ in generated(range(200)))
     assert (time.process_time() - started) / count < 0.005

@@ -238,6 +238,11 @@ def store_float(values: np.ndarray, out: Tensor) -> np.ndarray:
 
 _INT32_MIN = -(1 << 31)
 _INT32_MAX = (1 << 31) - 1
+# A left shift beyond this saturates every non-zero int32 accumulator anyway; shifting an int32 by up to 32 bits
+# stays inside int64 (a larger shift would wrap around before the saturation, and flip the sign). A right shift
+# beyond 62 leaves 0 or -1 of any int32 product before rounding (a larger one is no shift at all in int64).
+_MAX_LEFT_SHIFT = 32
+_MAX_RIGHT_SHIFT = 62
 
 
 def quantize_multipliers(real: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -260,10 +265,10 @@ def requantize(acc: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np
     x = np.asarray(acc, dtype=np.int64)
     multiplier = np.asarray(multiplier, dtype=np.int64)
     shift = np.asarray(shift, dtype=np.int64)
-    left = np.maximum(shift, 0)
-    right = np.maximum(-shift, 0)
-    # A multiplier above one first scales the accumulator up, saturating to int32 like the hardware does.
-    x = np.clip(x << left, _INT32_MIN, _INT32_MAX)
+    left = np.minimum(np.maximum(shift, 0), _MAX_LEFT_SHIFT)
+    right = np.minimum(np.maximum(-shift, 0), _MAX_RIGHT_SHIFT)
+    # A multiplier above one first scales the int32 accumulator up, saturating to int32 like the hardware does.
+    x = np.clip(np.clip(x, _INT32_MIN, _INT32_MAX) << left, _INT32_MIN, _INT32_MAX)
     # Saturating rounding doubling high multiply: round(x * m / 2^31), ties away from zero.
     prod = x * multiplier
     nudge = np.where(prod >= 0, np.int64(1 << 30), np.int64(1 - (1 << 30)))

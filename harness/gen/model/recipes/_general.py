@@ -140,7 +140,7 @@ def _pad(d: OpDraw) -> None:
     for k in range(r):
         before, after = d.src.integer(0, 2), d.src.integer(0, 2)
         grown = dims[k] + before + after
-        if math.prod(dims[:k] + [grown] + dims[k + 1 :]) > d.cfg.max_elements:
+        if math.prod(dims[:k] + [grown] + dims[k + 1 :]) > d.gen.max_elements:
             before = after = 0
         dims[k] += before + after
         pads.append([before, after])
@@ -214,7 +214,7 @@ def _space_to_batch(d: OpDraw) -> None:
         before = d.src.integer(0, 2)
         after = (-(size + before)) % b + b * d.src.integer(0, 1)
         pads += [before, after]
-    if n * c * (h + pads[0] + pads[1]) * (w + pads[2] + pads[3]) > d.cfg.max_elements:
+    if n * c * (h + pads[0] + pads[1]) * (w + pads[2] + pads[3]) > d.gen.max_elements:
         block, pads = [1, 1], [0, 0, 0, 0]  # the padded tensor would be too large
     d.param(1, np.array(block, dtype=np.int32))
     d.param(2, np.array(pads, dtype=np.int32).reshape(2, 2))

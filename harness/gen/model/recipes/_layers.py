@@ -1,7 +1,8 @@
 """Recipes of the windowed and dense neural-network operations: convolutions, fully connected, pooling, resizing
 and LSH projection. They pick spatial sizes, filters, paddings and strides whose output is never empty, and
 quantized filters and biases whose parameters follow the HAL's rules (bias scale = input scale * filter scale,
-zero point 0; per-channel filters carry one scale per output channel)."""
+zero point 0; per-channel filters carry one scale per output channel). Channel counts and units are small, or
+now and then around a vector width (OpDraw.size)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import math
 import numpy as np
 
 from harness.gen.model import _values as V
-from harness.gen.model._graph import GenOperand
+from harness.gen.model._graph import GenOperand, OpRejected
 from harness.gen.model._operation import OpDraw
 from harness.gen.model._params import OMIT
 from harness.gen.model.recipes._general import _layout, _nchw, _nhwc
@@ -32,7 +33,7 @@ def _image(d: OpDraw, nchw: bool, channels: int | None = None) -> GenOperand:
     def fits(s: tuple[int, ...]) -> bool:
         return len(s) == 4 and (channels is None or _nhwc(s, nchw)[3] == channels) and _nhwc(s, nchw)[3] <= 4
 
-    c = channels if channels is not None else d.src.integer(1, 3)
+    c = channels if channels is not None else d.size(1, 3)
     new = _nchw((d.src.integer(1, 2), d.src.integer(1, d.cfg.max_dim), d.src.integer(1, d.cfg.max_dim), c), nchw)
     return d.data(0, fits=fits, new_shape=new)
 
@@ -86,7 +87,11 @@ def _strides(d: OpDraw, names: dict[str, int]) -> None:
 def _filter(d: OpDraw, i: int, shape: tuple[int, ...], channel_dim: int) -> GenOperand:
     t = int(d.args[i].types[0])
     return d.weight(
-        i, shape, real=_WEIGHT_RANGE, channel_dim=channel_dim if t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL else None
+        i,
+        shape,
+        real=_WEIGHT_RANGE,
+        channel_dim=channel_dim if t == T.TENSOR_QUANT8_SYMM_PER_CHANNEL else None,
+        extremes=True,  # the range is a magnitude, not a domain
     )
 
 
@@ -95,10 +100,13 @@ def _bias(d: OpDraw, i: int, units: int, x: GenOperand, w: GenOperand) -> GenOpe
     if t != T.TENSOR_INT32:
         return d.weight(i, (units,), real=_BIAS_RANGE)
     if w.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
-        scale, effective = 0.0, float(x.op.scale) * min(w.op.extra_params.scales)  # type: ignore[union-attr]
+        scales = w.op.extra_params.scales  # type: ignore[union-attr]
+        scale, effective, widest = 0.0, float(x.op.scale) * min(scales), float(x.op.scale) * max(scales)
     else:
         scale = V.f32(float(x.op.scale) * float(w.op.scale))
-        effective = scale
+        effective = widest = scale
+    if not (V.usable_scale(effective) and V.usable_scale(widest)):
+        raise OpRejected(f"bias scales {effective}..{widest} out of range")
     bound = int(min(max(round(_BIAS_RANGE[1] / effective), 1), 1 << 20))
     return d.weight(i, (units,), ints=(-bound, bound), quant=(scale, 0) if scale else None)
 
@@ -110,7 +118,7 @@ def _conv_like(d: OpDraw, kind: str) -> None:
     n, h, w, c = _nhwc(x.shape, nchw)
     kh, kw = d.src.integer(1, 3), d.src.integer(1, 3)
     if kind == "conv":
-        cout = d.src.integer(1, 3)
+        cout = d.size(1, 3)
         flt = _filter(d, 1, (cout, kh, kw, c), 0)
     elif kind == "depthwise":
         m = d.src.integer(1, 2)
@@ -149,7 +157,7 @@ def _transpose_conv(d: OpDraw) -> None:
     x = _image(d, nchw)
     n, h, w, c = _nhwc(x.shape, nchw)
     kh, kw = d.src.integer(1, 3), d.src.integer(1, 3)
-    cout = d.src.integer(1, 3)
+    cout = d.size(1, 3)
     flt = _filter(d, 1, (cout, kh, kw, c), 0)
     _bias(d, 2, cout, x, flt)
     sh, sw = d.src.integer(1, 2), d.src.integer(1, 2)
@@ -180,8 +188,8 @@ def _fully_connected(d: OpDraw) -> None:
     last = x.shape[-1]
     sizes = [k for k in range(1, count + 1) if count % k == 0 and k <= 16]
     size = last if d.src.boolean() or not sizes else d.src.choice(sizes)
-    units = d.src.integer(1, 4)
-    w = d.weight(1, (units, size), real=_WEIGHT_RANGE)
+    units = d.size(1, 4)
+    w = d.weight(1, (units, size), real=_WEIGHT_RANGE, extremes=True)
     _bias(d, 2, units, x, w)
 
 
