@@ -247,6 +247,12 @@ class DriverDevice(Device, EngineExport):
         """IDevice::allocate: a driver-managed buffer for these roles (rules and decisions in memory_domain.py)."""
         return memory_domain.allocate(self.domain, desc, prepared_models, input_roles, output_roles)
 
+    def engine_identity(self) -> tuple[str, str] | None:
+        """The backend's engine and kernel set when it is a third-party engine with a format of its own."""
+        if self.backend.export_format is None:
+            return None
+        return self.backend.engine(), self.backend.kernel_set
+
     def export_engine_model(self, model: Model) -> tuple[ErrorStatus, EngineModel | None]:
         """The backend's model of a valid, supported model (the LiteRT flatbuffer); GENERAL_FAILURE for a backend
         without a format of its own (numpy)."""

@@ -214,5 +214,9 @@ class EngineExport(abc.ABC):
     HAL model, so that a finding can be reproduced on the engine alone. The harness uses it where a device has it."""
 
     @abc.abstractmethod
+    def engine_identity(self) -> tuple[str, str] | None:
+        """(the engine and its version, e.g. "ai-edge-litert 2.3.0"; the kernel set), None for no third-party engine."""
+
+    @abc.abstractmethod
     def export_engine_model(self, model: Model) -> tuple[ErrorStatus, EngineModel | None]:
         """The engine's model of a valid model the device supports; (status, None) when it cannot give one."""
