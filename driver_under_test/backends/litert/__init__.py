@@ -22,6 +22,10 @@ sequence and bidirectional forms, QUANTIZED_16BIT_LSTM, QUANTIZED_LSTM: TFLite b
 tensors), DETECTION_POSTPROCESSING (LiteRT's custom TFLite_Detection_PostProcess) and RANDOM_MULTINOMIAL (LiteRT's
 MULTINOMIAL; random outputs).
 
+Float16: rules whose LiteRT kernels take TENSOR_FLOAT16 on all three kernel sets translate it as it is; the others
+(`Rule.half`) compute it in float32: float16 inputs converted (constants at translation time, others by CAST), the
+float32 builtin, CAST of the results back to float16, which stays within the HAL's float16 tolerance.
+
 WHILE's loop timeout is not in the translation: LiteRT's WHILE has none, so the driver must enforce it.
 """
 

@@ -4,6 +4,12 @@ A rule sees one `Op`: its HAL operands, constant values and scalar parameters, a
 subgraph being built (`Op.input`, `Op.output`, `Op.temp`, `Op.const`, `Op.emit`). Support checks use the same
 object without a builder, so `unsupported_reason` never needs LiteRT. Builtin operators, options and tensor types
 are named by their schema names ("ADD", "AddOptions", "FLOAT32") and resolved when the flatbuffer is built.
+
+A widened Op (`Op.wide`, for rules whose LiteRT kernels lack float16) shows the rule its TENSOR_FLOAT16 operands
+as float32 ones: `in_type`, `spec` and `out_spec` say float32, `input` gives a float32 tensor (a constant converted
+at translation time, any other input CAST), `output` a float32 temporary that `finish` CASTs into the float16
+output. Every float16 value is exact in float32, and a float32 result rounded once to float16 is within the HAL's
+float16 tolerance.
 """
 
 from __future__ import annotations
@@ -65,6 +71,10 @@ QUANTIZED = frozenset(
     }
 )
 SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
+
+
+# Operand types a widened Op shows as float32.
+_WIDE = {T.TENSOR_FLOAT16: T.TENSOR_FLOAT32, T.FLOAT16: T.FLOAT32}
 
 
 class UnsupportedModel(Exception):
@@ -142,7 +152,10 @@ class Op:
         self.operation = operation
         self.constants = constants
         self.builder = builder
+        self.wide = False  # float16 operands computed in float32 (set from the rule, see the module)
         self._values: dict[int, np.ndarray] = {}
+        self._widened: dict[int, int] = {}  # input position -> its float32 tensor
+        self._narrowed: dict[int, int] = {}  # output position -> the float32 temporary CAST into it by finish()
 
     # ---- reading the HAL operation ----
 
@@ -177,10 +190,16 @@ class Op:
         return self.operand(i) is not None
 
     def in_type(self, i: int = 0) -> int:
-        """The operand type of input i (which must be present)."""
+        """The operand type of input i (which must be present); TENSOR_FLOAT32 for a float16 one when widened."""
         operand = self.operand(i)
         assert operand is not None, f"{self.name}: input {i} absent"
-        return operand.type
+        return _WIDE.get(operand.type, operand.type) if self.wide else operand.type
+
+    def has_half(self) -> bool:
+        """True when some input or output is a TENSOR_FLOAT16 tensor."""
+        graph = self.graph
+        indexes = [*self.operation.inputs, *self.operation.outputs]
+        return any(graph.operands[i].type == T.TENSOR_FLOAT16 for i in indexes)
 
     def is_const(self, i: int) -> bool:
         """True when input i is a constant (CONSTANT_COPY or CONSTANT_REFERENCE)."""
@@ -220,14 +239,17 @@ class Op:
         return len(dims) if dims else None
 
     def spec(self, i: int) -> TensorSpec:
-        """The TensorSpec of input i."""
+        """The TensorSpec of input i (float32 for a float16 one when widened)."""
         operand = self.operand(i)
         assert operand is not None
-        return operand_spec(operand)
+        return self._widen(operand_spec(operand))
 
     def out_spec(self, k: int = 0) -> TensorSpec:
-        """The TensorSpec of output k."""
-        return operand_spec(self.out(k))
+        """The TensorSpec of output k (float32 for a float16 one when widened)."""
+        return self._widen(operand_spec(self.out(k)))
+
+    def _widen(self, spec: TensorSpec) -> TensorSpec:
+        return spec.plain("FLOAT32") if self.wide and spec.type == "FLOAT16" else spec
 
     # ---- writing TFLite (translation only) ----
 
@@ -238,26 +260,69 @@ class Op:
         return self.builder
 
     def input(self, i: int) -> int:
-        """The tensor of input i (-1 when the input is omitted)."""
-        if not self.has(i):
+        """The tensor of input i (-1 when the input is omitted; float32 for a float16 tensor when widened)."""
+        operand = self.operand(i)
+        if operand is None:
             return -1
+        if self.wide and operand.type == T.TENSOR_FLOAT16:
+            return self.float32_input(i)
         return self.b.hal_tensor(self.operation.inputs[i])
 
+    def float32_input(self, i: int) -> int:
+        """Input i (a float16 tensor) as a float32 tensor: a constant converted at translation time, or a CAST."""
+        found = self._widened.get(i)
+        if found is None:
+            spec = operand_spec(self.graph.operands[self.operation.inputs[i]]).plain("FLOAT32")
+            if self.is_const(i):
+                found = self.const(self.value(i).astype(np.float32), spec)
+            else:
+                found = self.temp(spec)
+                self.emit("CAST", [self.b.hal_tensor(self.operation.inputs[i])], [found])
+            self._widened[i] = found
+        return found
+
     def output(self, k: int = 0, like: int | None = None) -> int:
-        """The tensor of output k; `like` names an input whose dimensions fill in the output's unknown ones (for
-        kernels that keep the declared output shape in some cases)."""
+        """The tensor of output k (when widened, a float32 temporary for a float16 output); `like` names an input
+        whose dimensions fill in the output's unknown ones (for kernels that keep the declared output shape in
+        some cases)."""
         index = self.operation.outputs[k]
+        dims = None
         if like is not None and self.has(like):
-            dims = self.out(k).dimensions
+            declared = self.out(k).dimensions
             hint = self.dims(like)
-            if hint and (not dims or len(dims) == len(hint)):
-                merged = [d or h for d, h in zip(dims or [0] * len(hint), hint)]
-                return self.b.hal_tensor(index, merged)
-        return self.b.hal_tensor(index)
+            if hint and (not declared or len(declared) == len(hint)):
+                dims = [d or h for d, h in zip(declared or [0] * len(hint), hint)]
+        if not (self.wide and self.out(k).type == T.TENSOR_FLOAT16):
+            return self.b.hal_tensor(index, dims)
+        found = self._narrowed.get(k)
+        if found is None:
+            spec = self.out_spec(k)
+            if dims is not None:
+                spec = spec.with_shape([d if d else -1 for d in dims])
+            found = self._narrowed[k] = self.temp(spec)
+        return found
+
+    def result(self, k: int, tensor: int) -> None:
+        """Make output k hold `tensor`'s value (of the output's type, or float32 for a float16 output when
+        widened): the same tensor, or a CAST of it."""
+        index = self.operation.outputs[k]
+        if self.wide and self.out(k).type == T.TENSOR_FLOAT16:
+            self.emit("CAST", [tensor], [self.b.hal_tensor(index)])
+        else:
+            self.b.bind(index, tensor)
+
+    def finish(self) -> None:
+        """After the rule: CAST the float32 temporaries of a widened Op into their float16 outputs."""
+        for k, temp in self._narrowed.items():
+            self.emit("CAST", [temp], [self.b.hal_tensor(self.operation.outputs[k])])
 
     def temp(self, spec: TensorSpec) -> int:
         """A new intermediate tensor."""
         return self.b.temp(spec)
+
+    def variable(self, spec: TensorSpec) -> int:
+        """A new variable tensor, for the state of a stateful kernel."""
+        return self.b.variable(spec)
 
     def const(self, value: np.ndarray | Sequence[Any], spec: TensorSpec | None = None) -> int:
         """A new constant tensor holding `value` (int32 for a list of ints unless `spec` says otherwise)."""
@@ -280,13 +345,15 @@ class SubgraphBuilder:
         self._hal: dict[int, int] = {}
         self.translation: Any = None  # the Translation building this subgraph (control flow reaches the others)
 
-    def add(self, spec: TensorSpec, name: str, buffer: int = 0) -> int:
-        """A new tensor; its index."""
+    def add(self, spec: TensorSpec, name: str, buffer: int = 0, variable: bool = False) -> int:
+        """A new tensor (a variable one: persistent across invocations, written in place by stateful kernels);
+        its index."""
         s = self.model.schema
         tensor = s.TensorT()
         tensor.name = name
         tensor.type = getattr(s.TensorType, spec.type)
         tensor.buffer = buffer
+        tensor.isVariable = variable
         if spec.shape is None:
             tensor.shape = []
             tensor.hasRank = False
@@ -332,6 +399,10 @@ class SubgraphBuilder:
     def temp(self, spec: TensorSpec) -> int:
         """A new intermediate tensor."""
         return self.add(spec, f"t{len(self.tensors)}")
+
+    def variable(self, spec: TensorSpec) -> int:
+        """A new variable tensor (no buffer: LiteRT allows no initial value; an operator writes it)."""
+        return self.add(spec, f"v{len(self.tensors)}", variable=True)
 
     def const(self, value: np.ndarray | Sequence[Any], spec: TensorSpec | None = None) -> int:
         """A new constant tensor."""

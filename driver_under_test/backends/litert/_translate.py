@@ -48,6 +48,7 @@ def _reason(op: Op) -> str | None:
     found = RULES.get(kind)
     if found is None:
         return f"{kind.name}: {NOT_YET}"
+    op.wide = found.widens(op)
     for position, index in enumerate(op.operation.inputs):
         operand = op.graph.operands[index]
         if operand.lifetime == OperandLifeTime.NO_VALUE or operand.type == OperandType.SUBGRAPH:
@@ -72,10 +73,10 @@ def _reason(op: Op) -> str | None:
                 f"{kind.name}: input {position} ({role}) is given at run time; LiteRT needs it as a constant "
                 "(it becomes a builtin option or shapes the translation)"
             )
-    if found.types is not None:
-        operand = op.operand(found.type_input)
-        if operand is not None and operand.type not in found.types:
-            name = OperandType(operand.type).name if operand.type in OperandType._value2member_map_ else operand.type
+    if found.types is not None and op.has(found.type_input):
+        t = op.operand(found.type_input).type
+        if op.in_type(found.type_input) not in found.types:
+            name = OperandType(t).name if t in OperandType._value2member_map_ else t
             return f"{kind.name}: LiteRT's kernels for it do not take operand type {name} (input {found.type_input})"
     if found.check is not None:
         try:
@@ -126,7 +127,10 @@ class Translation:
         inputs = [sub.hal_tensor(i) for i in graph.input_indexes]
         for operation in graph.operations:
             op = Op(self.model, hal_subgraph, graph, operation, self.constants, sub)
-            RULES[OperationType(operation.type)].emit(op)
+            found = RULES[OperationType(operation.type)]
+            op.wide = found.widens(op)
+            found.emit(op)
+            op.finish()
         outputs = [sub.hal_tensor(i) for i in graph.output_indexes]
         if pass_through:
             outputs += inputs[len(inputs) - pass_through :]

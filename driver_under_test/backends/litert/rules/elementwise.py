@@ -38,22 +38,19 @@ def _check_int_activation(op: Op) -> str | None:
 _ARITH_BUILTINS = {O.ADD: ("ADD", "AddOptions"), O.SUB: ("SUB", "SubOptions"), O.MUL: ("MUL", "MulOptions")}
 
 
-def _check_arithmetic(op: Op) -> str | None:
-    if op.in_type(0) == F16 and op.type == O.SUB:
-        return f"{op.name}: LiteRT's SUB has no float16 kernel (optimized and reference kernel sets)"
-    return _check_int_activation(op)
-
-
-@rule([O.ADD, O.SUB, O.MUL], types=FLOAT_QUANT | {I32, F16}, params={2: "activation"}, check=_check_arithmetic)
+# LiteRT's SUB has no float16 kernel (optimized and reference kernel sets): float16 SUB runs in float32.
+@rule(O.SUB, types=FLOAT_QUANT | {I32}, params={2: "activation"}, check=_check_int_activation, half=True)
+@rule([O.ADD, O.MUL], types=FLOAT_QUANT | {I32, F16}, params={2: "activation"}, check=_check_int_activation)
 def arithmetic(op: Op) -> None:
     """HAL ADD/SUB/MUL: inputs 0 input0, 1 input1 (broadcast against input0), 2 activation (INT32 constant);
     output 0. TFLite ADD/SUB/MUL with the activation fused; quantized operands may each have their own scale and
-    zero point, which the TFLite kernels requantize as the HAL does."""
+    zero point, which the TFLite kernels requantize as the HAL does. Float16: ADD and MUL have LiteRT kernels,
+    SUB is computed in float32."""
     builtin, options = _ARITH_BUILTINS[op.type]
     op.emit(builtin, [op.input(0), op.input(1)], [op.output()], options, fusedActivationFunction=activation(op, 2))
 
 
-@rule(O.DIV, types={F32, I32}, params={2: "activation"}, check=_check_int_activation)
+@rule(O.DIV, types={F32, I32}, params={2: "activation"}, check=_check_int_activation, half=True)
 def div(op: Op) -> None:
     """HAL DIV: inputs 0 input0, 1 input1 (broadcast), 2 activation; output 0. Float: TFLite DIV with the
     activation fused. TENSOR_INT32: the HAL rounds the quotient toward negative infinity, TFLite DIV truncates
@@ -80,7 +77,7 @@ def maximum_minimum(op: Op) -> None:
     op.emit(builtin, [a, b], [op.output()])
 
 
-@rule(O.POW, types=FLOAT)
+@rule(O.POW, types=FLOAT, half=True)
 def pow_(op: Op) -> None:
     """HAL POW: inputs 0 base, 1 exponent (broadcast); output 0. TFLite POW."""
     op.emit("POW", [op.input(0), op.input(1)], [op.output()])
@@ -88,6 +85,7 @@ def pow_(op: Op) -> None:
 
 # ---- unary math ----
 
+# Float16: NEG, SIN and FLOOR have LiteRT kernels; the others are computed in float32.
 _UNARY = {
     O.ABS: ("ABS", FLOAT | {I32}),
     O.NEG: ("NEG", FLOAT | {I32, F16}),
@@ -106,7 +104,7 @@ def _unary(kind: O, builtin: str, types: frozenset[int]) -> None:
 
     emit.__name__ = emit.__qualname__ = kind.name.lower()
     emit.__doc__ = f"HAL {kind.name}: input 0; output 0 (same shape). TFLite {builtin}."
-    rule(kind, types=types)(emit)
+    rule(kind, types=types, half=F16 not in types)(emit)
 
 
 for _kind, (_builtin, _types) in _UNARY.items():
@@ -118,7 +116,7 @@ for _kind, (_builtin, _types) in _UNARY.items():
 _ACTIVATIONS = {O.RELU: "RELU", O.RELU1: "RELU_N1_TO_1", O.RELU6: "RELU6", O.HARD_SWISH: "HARD_SWISH"}
 
 
-@rule([O.RELU, O.RELU1, O.RELU6, O.HARD_SWISH], types=FLOAT_QUANT)
+@rule([O.RELU, O.RELU1, O.RELU6, O.HARD_SWISH], types=FLOAT_QUANT, half=True)
 def relu_family(op: Op) -> None:
     """HAL RELU/RELU1/RELU6/HARD_SWISH: input 0; output 0 (quantized: its own scale and zero point). TFLite
     RELU/RELU_N1_TO_1/RELU6/HARD_SWISH, which requantize into the output's parameters."""
@@ -148,7 +146,7 @@ def logistic_tanh(op: Op) -> None:
     op.emit("LOGISTIC" if op.type == O.LOGISTIC else "TANH", [op.input(0)], [op.output()])
 
 
-@rule(O.PRELU, types=FLOAT_QUANT)
+@rule(O.PRELU, types=FLOAT_QUANT, half=True)
 def prelu(op: Op) -> None:
     """HAL PRELU: inputs 0 input, 1 alpha (broadcast against each other); output 0 of the broadcast shape.
     TFLite PRELU requires the output to have the input's shape: when alpha could widen it, the input is first
@@ -229,7 +227,7 @@ def logical(op: Op) -> None:
     op.emit(_LOGICAL[op.type], inputs, [op.output()])
 
 
-@rule(O.SELECT, types=FLOAT_QUANT | {I32}, type_input=1)
+@rule(O.SELECT, types=FLOAT_QUANT | {I32}, type_input=1, half=True)
 def select(op: Op) -> None:
     """HAL SELECT: inputs 0 condition (TENSOR_BOOL8), 1 input1, 2 input2 (all the same shape); output 0 takes
     input1 where the condition holds, else input2. TFLite SELECT copies stored values, so quantized inputs whose
@@ -269,7 +267,7 @@ def cast(op: Op) -> None:
     op.emit("CAST", [tensor], [op.output()])
 
 
-@rule(O.QUANTIZE, types=FLOAT)
+@rule(O.QUANTIZE, types=FLOAT, half=True)
 def quantize(op: Op) -> None:
     """HAL QUANTIZE: input 0 (float); output 0 TENSOR_QUANT8_ASYMM(_SIGNED) with its scale and zero point, values
     rounded half away from zero and saturated. TFLite QUANTIZE (same rounding)."""
@@ -288,7 +286,7 @@ def dequantize(op: Op) -> None:
     op.emit("CAST", [wide], [op.output()])
 
 
-@rule(O.ELU, types=FLOAT, params={1: "alpha"})
+@rule(O.ELU, types=FLOAT, params={1: "alpha"}, half=True)
 def elu(op: Op) -> None:
     """HAL ELU: inputs 0 input, 1 alpha (FLOAT32 constant); output 0 = x for x > 0, alpha * (exp(x) - 1) else.
     TFLite ELU has alpha 1: with alpha 1 the builtin, otherwise the composition

@@ -32,6 +32,8 @@ DIVERGENCES: dict[tuple[O, str, int, KernelSet], str] = {
     (O.DEQUANTIZE, "quant", 0, K.XNNPACK): XNNPACK_CONSTANT_DEQUANTIZE,
     (O.DEQUANTIZE, "quant", 3, K.XNNPACK): XNNPACK_CONSTANT_DEQUANTIZE,
     **{(O.LOCAL_RESPONSE_NORMALIZATION, "float", s, K.REFERENCE): REFERENCE_LRN_WINDOW for s in (4, 7, 9, 10, 11, 15)},
+    # float16 runs through the same float32 kernel
+    **{(O.LOCAL_RESPONSE_NORMALIZATION, "half", s, K.REFERENCE): REFERENCE_LRN_WINDOW for s in (1, 2, 5, 8, 14, 17)},
 }
 
 

@@ -164,6 +164,33 @@ def test_uint8_conv_with_a_per_channel_filter_runs_through_int8() -> None:
     assert builtins_of(translate(model, constant_reader(model))) == ["QUANTIZE", "CONV_2D", "QUANTIZE"]
 
 
+# ---- float16 through float32 ----
+
+
+def half_model(kind: O, constant_rhs: bool):
+    b = Build()
+    x = b.input(T.TENSOR_FLOAT16, [2, 3])
+    y = b.const(T.TENSOR_FLOAT16, f32(2, 3)) if constant_rhs else b.input(T.TENSOR_FLOAT16, [2, 3])
+    out = b.output(T.TENSOR_FLOAT16, [2, 3])
+    b.op(kind, [x, y, b.i32(0)], [out])
+    return b.model(), [f32(2, 3).astype(np.float16) for _ in range(1 if constant_rhs else 2)]
+
+
+@pytest.mark.parametrize("constant", [False, True], ids=["input", "constant"])
+def test_float16_without_a_litert_kernel_runs_in_float32(constant: bool) -> None:
+    model, inputs = half_model(O.SUB, constant)
+    check_against_reference(model, inputs)
+    # Inputs CAST up (a constant is converted at translation time), the result CAST down.
+    expected = ["CAST", "SUB", "CAST"] if constant else ["CAST", "CAST", "SUB", "CAST"]
+    assert builtins_of(translate(model, constant_reader(model))) == expected
+
+
+def test_float16_with_litert_kernels_stays_float16() -> None:
+    model, inputs = half_model(O.ADD, False)
+    check_against_reference(model, inputs)
+    assert builtins_of(translate(model, constant_reader(model))) == ["ADD"]
+
+
 # ---- dynamic shapes ----
 
 
