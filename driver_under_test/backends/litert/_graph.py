@@ -328,9 +328,22 @@ class Op:
         """A new constant tensor holding `value` (int32 for a list of ints unless `spec` says otherwise)."""
         return self.b.const(value, spec)
 
-    def emit(self, builtin: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None = None, **fields):
-        """Append one TFLite builtin operator; `options` names its options table, `fields` set its members."""
-        self.b.operator(builtin, inputs, outputs, options, fields)
+    def emit(
+        self,
+        builtin: str,
+        inputs: Sequence[int],
+        outputs: Sequence[int],
+        options: str | None = None,
+        intermediates: Sequence[int] = (),
+        **fields,
+    ):
+        """Append one TFLite builtin operator; `options` names its options table, `fields` set its members;
+        `intermediates` are tensors whose quantization parameterizes the kernel (the integer LSTM's)."""
+        self.b.operator(builtin, inputs, outputs, options, fields, intermediates)
+
+    def emit_custom(self, name: str, inputs: Sequence[int], outputs: Sequence[int], options: dict[str, Any]) -> None:
+        """Append one custom operator (registered by LiteRT's resolvers under `name`) with its options map."""
+        self.b.custom_operator(name, inputs, outputs, options)
 
 
 class SubgraphBuilder:
@@ -421,7 +434,13 @@ class SubgraphBuilder:
         return self.add(spec, f"c{len(self.tensors)}", self.model.buffer(_storage_bytes(array, spec)))
 
     def operator(
-        self, builtin: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None, fields: dict[str, Any]
+        self,
+        builtin: str,
+        inputs: Sequence[int],
+        outputs: Sequence[int],
+        options: str | None,
+        fields: dict[str, Any],
+        intermediates: Sequence[int] = (),
     ) -> None:
         """Append one builtin operator."""
         s = self.model.schema
@@ -429,11 +448,27 @@ class SubgraphBuilder:
         op.opcodeIndex = self.model.opcode(builtin)
         op.inputs = [int(i) for i in inputs]
         op.outputs = [int(o) for o in outputs]
+        if intermediates:
+            op.intermediates = [int(i) for i in intermediates]
         if options is not None:
             op.builtinOptionsType = getattr(s.BuiltinOptions, options)
             op.builtinOptions = getattr(s, options + "T")(**fields)
         else:
             assert not fields, f"{builtin}: fields without an options table"
+        self.operators.append(op)
+
+    def custom_operator(
+        self, name: str, inputs: Sequence[int], outputs: Sequence[int], options: dict[str, Any]
+    ) -> None:
+        """Append one custom operator; its options are a flexbuffer map."""
+        from driver_under_test.backends.litert._engine import flexbuffers
+
+        op = self.model.schema.OperatorT()
+        op.opcodeIndex = self.model.opcode(CUSTOM + name)
+        op.inputs = [int(i) for i in inputs]
+        op.outputs = [int(o) for o in outputs]
+        op.customOptions = list(flexbuffers().Dumps(options))
+        op.customOptionsFormat = self.model.schema.CustomOptionsFormat.FLEXBUFFERS
         self.operators.append(op)
 
     def finish(self, inputs: Sequence[int], outputs: Sequence[int], name: str) -> Any:
@@ -471,6 +506,7 @@ def _storage_bytes(value: np.ndarray, spec: TensorSpec) -> bytes:
 # Operator code versions other than 1: LiteRT's resolvers register BROADCAST_TO from version 2 (version 1 was the
 # TensorFlow op run by the Flex delegate). Kernels do not read the version otherwise.
 OPCODE_VERSIONS = {"BROADCAST_TO": 2}
+CUSTOM = "CUSTOM:"  # operator code key prefix of custom operators (then their name)
 
 
 class ModelBuilder:
@@ -485,7 +521,8 @@ class ModelBuilder:
         self.subgraphs: list[Any] = []
 
     def opcode(self, builtin: str) -> int:
-        """The index of a builtin's operator code (added on first use)."""
+        """The index of a builtin's operator code, or of a custom operator's (CUSTOM + its name), added on first
+        use."""
         index = self._opcodes.get(builtin)
         if index is None:
             index = self._opcodes[builtin] = len(self._opcodes)
@@ -510,8 +547,11 @@ class ModelBuilder:
         model.description = "nnfuzz HAL model"
         codes = []
         for name in self._opcodes:  # insertion order = index order
-            code = getattr(s.BuiltinOperator, name)
             oc = s.OperatorCodeT()
+            if name.startswith(CUSTOM):
+                oc.customCode = name[len(CUSTOM) :]
+                name = "CUSTOM"
+            code = getattr(s.BuiltinOperator, name)
             oc.builtinCode = code
             # Readers before the 32-bit builtin_code field read the deprecated byte; codes >= 127 put the
             # placeholder there.

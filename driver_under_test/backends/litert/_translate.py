@@ -4,9 +4,15 @@ Every HAL subgraph becomes a TFLite subgraph (main is subgraph 0; referenced sub
 control-flow rules first need them). Each HAL operand a rule touches becomes one tensor: constants carry their
 bytes in a buffer, unknown dimensions are -1 in the shape signature, omitted optional inputs are index -1.
 Scalar parameters do not become tensors; rules read them as constants and write builtin options.
+
+A model input may be an optional operand that an execution gives no value: the graph cannot leave a tensor out
+at run time, so such an execution runs another translation of the model, with those inputs omitted (`absent`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import replace
 
 from driver_under_test.backends.litert import rules as _rules  # noqa: F401  (registers every rule)
 from driver_under_test.backends.litert._engine import schema
@@ -86,8 +92,14 @@ def _reason(op: Op) -> str | None:
     return None
 
 
-def translate(model: Model, constants: ConstantReader) -> bytes:
-    """The TFLite flatbuffer of a validated model whose operations are all supported (UnsupportedModel else)."""
+def translate(model: Model, constants: ConstantReader, absent: Collection[int] = ()) -> bytes:
+    """The TFLite flatbuffer of a validated model whose operations are all supported (UnsupportedModel else).
+
+    `absent` lists positions of main's inputs that an execution gives no value: they are translated as omitted
+    operands, and the flatbuffer's inputs are main's other inputs, in order.
+    """
+    if absent:
+        model = _without_inputs(model, absent)
     for subgraph in range(1 + len(model.referenced)):
         graph = _graph(model, subgraph)
         for index in range(len(graph.operations)):
@@ -98,6 +110,15 @@ def translate(model: Model, constants: ConstantReader) -> bytes:
     translation = Translation(model, constants)
     translation.subgraph(0)
     return translation.builder.pack()
+
+
+def _without_inputs(model: Model, positions: Collection[int]) -> Model:
+    """The model with the main inputs at `positions` turned into omitted operands (NO_VALUE, no longer inputs)."""
+    main = model.main
+    gone = {main.input_indexes[p] for p in positions}
+    operands = [replace(o, lifetime=OperandLifeTime.NO_VALUE) if k in gone else o for k, o in enumerate(main.operands)]
+    inputs = [k for k in main.input_indexes if k not in gone]
+    return replace(model, main=replace(main, operands=operands, input_indexes=inputs))
 
 
 class Translation:

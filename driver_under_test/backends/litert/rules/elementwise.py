@@ -306,6 +306,28 @@ def elu(op: Op) -> None:
     op.emit("ADD", [positive, scaled], [op.output()], "AddOptions")
 
 
+# ---- random ----
+
+
+def _check_multinomial(op: Op) -> str | None:
+    if op.rank(0) != 2:
+        return f"{op.name}: the logits must have a known rank of 2"
+    return None
+
+
+@rule(O.RANDOM_MULTINOMIAL, types=FLOAT, params={2: "seeds"}, runtime_scalars={1}, check=_check_multinomial, half=True)
+def random_multinomial(op: Op) -> None:
+    """HAL RANDOM_MULTINOMIAL: inputs 0 logits [batches, classes] (unnormalized log-probabilities), 1 sample
+    count (INT32, may be given at run time), 2 seeds (TENSOR_INT32 [2], constant); output 0 [batches, samples]
+    TENSOR_INT32, classes drawn from softmax(logits). TFLite MULTINOMIAL (inputs: logits, the sample count as a
+    0-d tensor; the seeds as the options seed and seed2; int32 output). The values are random and the HAL
+    specifies only their distribution. LiteRT's generator state lives in the interpreter and moves on after
+    every run, so two executions with the same seeds draw different samples, and seeds (0, 0) make it seed
+    itself from the system."""
+    seeds = [int(s) for s in op.value(2).reshape(-1)]
+    op.emit("MULTINOMIAL", [op.input(0), op.input(1)], [op.output()], "RandomOptions", seed=seeds[0], seed2=seeds[1])
+
+
 def _check_dequantize(op: Op) -> str | None:
     if op.out().type not in (F32, F16):
         return f"{op.name}: output type {op.out().type} is not float"

@@ -38,7 +38,7 @@ from driver_under_test.backends.litert.rules._common import (
     same_padding,
     transpose,
 )
-from harness.hal import OperandLifeTime, OperandType
+from harness.hal import OperandType
 from harness.hal import OperationType as O
 
 INT32 = OperandType.INT32
@@ -795,9 +795,6 @@ _LSH_SPARSE_DEPRECATED, _LSH_DENSE, _LSH_SPARSE = 1, 2, 3
 
 
 def _check_lsh(op: Op) -> str | None:
-    weight = op.operand(2)
-    if weight is not None and weight.lifetime == OperandLifeTime.SUBGRAPH_INPUT:
-        return f"{op.name}: the optional weight is a model input (it may be omitted at run time)"
     if op.rank(0) != 2 or 0 in op.dims(0):
         return f"{op.name}: the hash tensor's shape must be known"
     return None

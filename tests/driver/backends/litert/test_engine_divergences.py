@@ -85,3 +85,42 @@ def test_litert_compares_quantized_values_at_their_real_values(kernel_set: Kerne
     interpreter.set_tensor(1, np.array([11, 201], dtype=np.uint8))
     interpreter.invoke()
     assert not interpreter.get_tensor(2).any()
+
+
+def _cross_linked_rnn(time_major: bool):
+    """BIDIRECTIONAL_SEQUENCE_RNN over 3 steps: input size 1, a cross-linked auxiliary input of size 2."""
+    rng = np.random.default_rng(5)
+    b = Build()
+
+    def shape(n: int) -> list[int]:
+        return [3, 1, n] if time_major else [1, 3, n]
+
+    def weights(*dims: int) -> int:
+        return b.const(T.TENSOR_FLOAT32, rng.uniform(-0.8, 0.8, dims))
+
+    x = b.input(T.TENSOR_FLOAT32, shape(1))
+    cells = []
+    for _ in range(2):
+        cells += [weights(2, 1), weights(2, 2), weights(2), b.const(T.TENSOR_FLOAT32, np.zeros((1, 2)))]
+    aux = b.input(T.TENSOR_FLOAT32, shape(2))
+    params = [b.i32(0), b.const(T.BOOL, time_major), b.const(T.BOOL, False)]
+    outputs = [b.output(T.TENSOR_FLOAT32, shape(2)), b.output(T.TENSOR_FLOAT32, shape(2))]
+    b.op(O.BIDIRECTIONAL_SEQUENCE_RNN, [x, *cells, aux, weights(2, 2), weights(2, 2), *params], outputs)
+    values = [rng.uniform(-1, 1, shape(1)).astype(np.float32), rng.uniform(-1, 1, shape(2)).astype(np.float32)]
+    return b.model(), values
+
+
+@pytest.mark.parametrize("kernel_set", list(KernelSet))
+def test_cross_linked_rnn_reads_the_auxiliary_input_batch_major(kernel_set: KernelSet) -> None:
+    check_against_reference(*_cross_linked_rnn(False), (kernel_set,))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="LiteRT bug: time-major BIDIRECTIONAL_SEQUENCE_RNN steps through a cross-linked auxiliary input with the "
+    "input's size (s * input_size * batch) instead of its own, so an auxiliary input wider than the input is read "
+    "at the wrong offsets after the first step (the batch-major path uses the auxiliary size)",
+)
+@pytest.mark.parametrize("kernel_set", list(KernelSet))
+def test_cross_linked_rnn_reads_the_auxiliary_input_time_major(kernel_set: KernelSet) -> None:
+    check_against_reference(*_cross_linked_rnn(True), (kernel_set,))
