@@ -50,12 +50,12 @@ TENSOR_TYPES: dict[int, str] = {
     T.TENSOR_QUANT8_SYMM: "INT8",
     T.TENSOR_QUANT8_SYMM_PER_CHANNEL: "INT8",
     T.TENSOR_QUANT16_SYMM: "INT16",
+    T.TENSOR_QUANT16_ASYMM: "UINT16",
     T.TENSOR_BOOL8: "BOOL",
     T.BOOL: "BOOL",
 }
 # HAL operand types no TFLite tensor can stand for, with the reason.
 UNMAPPED_TYPES: dict[int, str] = {
-    T.TENSOR_QUANT16_ASYMM: "LiteRT's builtin kernels have no uint16 asymmetric quantized tensors",
     T.UINT32: "LiteRT's builtin kernels take no UINT32 operands",
     T.TENSOR_OEM_BYTE: "OEM operands have no TFLite counterpart",
     T.OEM: "OEM operands have no TFLite counterpart",
@@ -68,6 +68,7 @@ QUANTIZED = frozenset(
         T.TENSOR_QUANT8_SYMM,
         T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
         T.TENSOR_QUANT16_SYMM,
+        T.TENSOR_QUANT16_ASYMM,
     }
 )
 SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
@@ -491,6 +492,7 @@ STORAGE = {
     "UINT8": np.dtype("u1"),
     "INT8": np.dtype("i1"),
     "INT16": np.dtype("<i2"),
+    "UINT16": np.dtype("<u2"),
     "BOOL": np.dtype("u1"),
     "INT64": np.dtype("<i8"),
 }

@@ -16,6 +16,7 @@ from driver_under_test.backends.litert.rules._common import (
     Q8,
     Q8_PC,
     Q8_SYMM,
+    Q16_ASYMM,
     Q16_SYMM,
     QS8,
     QUANT,
@@ -246,7 +247,7 @@ def select(op: Op) -> None:
 _EIGHT_BIT_RANGE = {Q8: (0, 255), QS8: (-128, 127), Q8_SYMM: (-128, 127)}
 
 
-@rule(O.CAST, types={F32, F16, I32, Q8, QS8, Q8_SYMM, Q16_SYMM, BOOL8})
+@rule(O.CAST, types={F32, F16, I32, Q8, QS8, Q8_SYMM, Q16_SYMM, Q16_ASYMM, BOOL8})
 def cast(op: Op) -> None:
     """HAL CAST: input 0; output 0 of the same shape. The HAL converts the stored numbers, ignoring scales and
     zero points, truncating toward zero and saturating into an 8-bit target. TFLite CAST truncates but wraps, so

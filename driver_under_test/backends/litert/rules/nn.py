@@ -795,8 +795,8 @@ _LSH_SPARSE_DEPRECATED, _LSH_DENSE, _LSH_SPARSE = 1, 2, 3
 
 
 def _check_lsh(op: Op) -> str | None:
-    if op.rank(0) != 2 or 0 in op.dims(0):
-        return f"{op.name}: the hash tensor's shape must be known"
+    if int(op.scalar(3)) == _LSH_SPARSE_DEPRECATED and (op.rank(0) != 2 or 0 in op.dims(0)):
+        return f"{op.name}: the deprecated sparse type needs the hash tensor's shape (its offsets are subtracted)"
     return None
 
 

@@ -2,10 +2,9 @@
 
 TFLite's recurrent kernels keep their state in variable tensors, which each run reads and overwrites in place;
 the HAL passes the state in as inputs and out as outputs. A rule therefore copies each state input into a fresh
-variable tensor before the kernel (a CAST, which also converts float16 to float32) and gives the HAL's state
-outputs the variable's value after it. Variable tensors have a fixed shape: the state inputs' shapes must be
-known. The HAL's model inputs, constants and other operations' results all work as state inputs, and are never
-written by the kernel.
+variable tensor before the kernel (a CAST, which also converts float16 to float32, and sizes the variable for
+each execution) and gives the HAL's state outputs the variable's value after it. The HAL's model inputs,
+constants and other operations' results all work as state inputs, and are never written by the kernel.
 
 The in-place write is invisible in the graph: an operator reading the variable depends, as far as LiteRT can
 tell, on nothing the kernel writes, and the XNNPACK delegate's partitioning does run such a reader before the
@@ -16,8 +15,6 @@ Float16 runs in float32 (LiteRT has no float16 recurrent kernels), see _graph.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -52,12 +49,15 @@ def _after(op: Op, variable: int, spec: TensorSpec, output: int, output_spec: Te
     return value
 
 
-def _check_states(op: Op, states: Sequence[int]) -> str | None:
-    for i in states:
-        dims = op.dims(i)
-        if not dims or 0 in dims:
-            return f"{op.name}: state input {i} must have a known shape (LiteRT keeps it in a variable tensor)"
-    return None
+def _known(*sizes: int) -> int:
+    """The first known (non-zero) of several sources of one size, 0 when none is."""
+    return next((size for size in sizes if size), 0)
+
+
+def _dim(op: Op, i: int, axis: int) -> int:
+    """Dimension `axis` of input i, 0 when unknown."""
+    dims = op.dims(i)
+    return dims[axis] if len(dims) > axis else 0
 
 
 def _outputs(op: Op) -> int:
@@ -68,8 +68,8 @@ def _outputs(op: Op) -> int:
 
 
 def _check_rnn(op: Op) -> str | None:
-    """RNN and UNIDIRECTIONAL_SEQUENCE_RNN: the state's shape, the activation."""
-    return _check_states(op, [4]) or check_activation(op, 5)
+    """RNN and UNIDIRECTIONAL_SEQUENCE_RNN: the activation."""
+    return check_activation(op, 5)
 
 
 @rule(O.RNN, types=FLOAT, params={5: "activation"}, check=_check_rnn, half=True)
@@ -114,7 +114,7 @@ def unidirectional_sequence_rnn(op: Op) -> None:
 
 
 def _check_bidirectional_rnn(op: Op) -> str | None:
-    return _check_states(op, [4, 8]) or check_activation(op, 12)
+    return check_activation(op, 12)
 
 
 @rule(
@@ -157,7 +157,7 @@ def bidirectional_sequence_rnn(op: Op) -> None:
 
 
 def _check_svdf(op: Op) -> str | None:
-    reason = _check_states(op, [4]) or check_activation(op, 6)
+    reason = check_activation(op, 6)
     if reason:
         return reason
     if op.rank(2) != 2 or 0 in op.dims(2):
@@ -173,28 +173,40 @@ def svdf(op: Op) -> None:
     feature column into the last slot of each filter's memory, computes, then shifts the memory left with a
     zero at the end; TFLite SVDF (same inputs, the state a variable tensor, rank and activation as options)
     shifts first and then writes the last slot. So the variable starts as the HAL state shifted right by one
-    (SLICE, PAD: the first slot, which TFLite drops, is zero) and state_out is the variable shifted left per
-    filter with a zero last slot (RESHAPE [batch * filters, memory], SLICE, PAD, RESHAPE)."""
-    batch, width = op.dims(4)
+    (STRIDED_SLICE, PAD: the first slot, which TFLite drops, is zero) and state_out is the variable shifted left
+    per filter with a zero last slot (RESHAPE [batch * filters, memory], STRIDED_SLICE, PAD, RESHAPE)."""
     filters, memory = op.dims(2)
-    spec = op.spec(4)
-    dropped = op.temp(spec.with_shape((batch, width - 1)))
-    op.emit("SLICE", [op.input(4), op.const([0, 0]), op.const([batch, width - 1])], [dropped])
+    spec = op.spec(4).with_shape((-1, filters * memory))
+    dropped = op.temp(spec.with_shape((-1, filters * memory - 1)))
+    _strided(op, op.input(4), [0, 0], [0, -1], dropped)
     state = op.variable(spec)
     op.emit("PAD", [dropped, op.const([[0, 0], [1, 0]])], [state])
     inputs = [op.input(0), op.input(1), op.input(2), op.input(3), state]
     fields = dict(rank=int(op.scalar(5)), fusedActivationFunction=activation(op, 6))
     output = op.output(1)
     op.emit("SVDF", inputs, [output], "SVDFOptions", **fields)
-    per_filter = spec.with_shape((batch * filters, memory))
+    per_filter = spec.with_shape((-1, memory))
     rows = op.temp(per_filter)
     after = _after(op, state, spec, output, op.out_spec(1), 2)
-    op.emit("RESHAPE", [after, op.const([batch * filters, memory])], [rows])
-    older = op.temp(per_filter.with_shape((batch * filters, memory - 1)))
-    op.emit("SLICE", [rows, op.const([0, 1]), op.const([batch * filters, memory - 1])], [older])
+    op.emit("RESHAPE", [after, op.const([-1, memory])], [rows])
+    older = op.temp(per_filter.with_shape((-1, memory - 1)))
+    _strided(op, rows, [0, 1], [0, 0], older)
     shifted = op.temp(per_filter)
     op.emit("PAD", [older, op.const([[0, 0], [0, 1]])], [shifted])
-    op.emit("RESHAPE", [shifted, op.const([batch, width])], [op.output(0)])
+    op.emit("RESHAPE", [shifted, op.const([-1, filters * memory])], [op.output(0)])
+
+
+def _strided(op: Op, x: int, begin: list[int], end: list[int], out: int) -> None:
+    """out = x[begin[0]:, begin[1]:end[1]] (an end of 0 is the end of the axis) of a 2-D x."""
+    mask = 1 | (2 if end[1] == 0 else 0)
+    op.emit(
+        "STRIDED_SLICE",
+        [x, op.const(begin), op.const(end), op.const([1, 1])],
+        [out],
+        "StridedSliceOptions",
+        beginMask=0,
+        endMask=mask,
+    )
 
 
 # ---- LSTM ----
@@ -232,8 +244,18 @@ def _cell_inputs(op: Op, weights: int, states: tuple[int, int], layer_norm: int 
 
 
 def _check_lstm(op: Op) -> str | None:
-    """LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM: the states' shapes, the cell activation."""
-    return _check_states(op, [18, 19]) or _check_cell_activation(op, 20)
+    """LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM: the cell activation; LSTM: its scratch buffer's size."""
+    if op.type == O.LSTM and not (_batch(op) and _units(op)):
+        return f"{op.name}: the batch and unit counts must be known (the scratch buffer output is sized by them)"
+    return _check_cell_activation(op, 20)
+
+
+def _batch(op: Op) -> int:
+    return _known(_dim(op, 0, 0), _dim(op, 18, 0), _dim(op, 19, 0))
+
+
+def _units(op: Op) -> int:
+    return _known(_dim(op, 19, 1), _dim(op, 4, 0), _dim(op, 8, 0), _dim(op, 15, 0))
 
 
 @rule(
@@ -259,7 +281,7 @@ def lstm(op: Op) -> None:
     op.emit("LSTM", inputs, [output], "LSTMOptions", kernelType=0, **_cell_options(op, 20))
     op.result(1, output)
     op.result(2, _after(op, c, op.spec(19), output, op.out_spec(3), 2))
-    batch, units = op.dims(19)
+    batch, units = _batch(op), _units(op)
     gates = 4 if op.has(1) else 3
     zero = op.const(np.zeros((), dtype=np.float32))
     op.emit("FILL", [op.const([batch, units * gates]), zero], [op.output(0)])
@@ -297,7 +319,7 @@ def unidirectional_sequence_lstm(op: Op) -> None:
 
 
 def _check_bidirectional_lstm(op: Op) -> str | None:
-    return _check_states(op, [35, 36, 37, 38]) or _check_cell_activation(op, 48)
+    return _check_cell_activation(op, 48)
 
 
 @rule(
@@ -327,7 +349,9 @@ def bidirectional_sequence_lstm(op: Op) -> None:
     merge = bool(op.scalar(51))
     states = [_state(op, i) for i in (35, 36, 37, 38)]
     sequences = 1 if merge else 2
-    same_sizes = op.dims(35) == op.dims(37) and op.dims(36) == op.dims(38)
+    # The cells' sizes: units (input-to-output weights' rows), output size (recurrent-to-output weights' columns).
+    fw_sizes = (_dim(op, 4, 0), _dim(op, 8, 1))
+    same_sizes = 0 not in fw_sizes and fw_sizes == (_dim(op, 21, 0), _dim(op, 25, 1))
     if op.has(54) or op.has(58) or not same_sizes:
         last = _bidirectional_by_halves(op, states, merge)
     else:
@@ -419,7 +443,7 @@ def _check_quantized_16bit_lstm(op: Op) -> str | None:
             return f"{op.name}: input {i} must have scale 1/128 and zero point 128 (LiteRT's fixed format)"
     if np.float32(op.operand(13).scale) != np.float32(_Q16_CELL):
         return f"{op.name}: the cell state must have scale 2^-11 (LiteRT's fixed format)"
-    return _check_states(op, [13, 14])
+    return None
 
 
 @rule(O.QUANTIZED_16BIT_LSTM, types={Q8}, check=_check_quantized_16bit_lstm)
@@ -438,17 +462,17 @@ def quantized_16bit_lstm(op: Op) -> None:
     (and so the HAL's reference) compute with. The kernel copies its results back into its state inputs, so the
     states are copied into variable tensors first."""
     x_spec = op.spec(0)
-    out_size = op.dims(14)[1]
-    batch = op.dims(13)[0]
+    out_size = _known(_dim(op, 14, 1), _dim(op, 5, 0)) or -1
+    batch = _known(_dim(op, 0, 0), _dim(op, 13, 0), _dim(op, 14, 0)) or -1
     w_spec = op.spec(1).with_shape(None)
     rows = [_joined(op, [_part(op, 5 + gate), _part(op, 1 + gate)], 1, w_spec) for gate in _BASIC_GATE_ORDER]
     weights = _tensor(op, _joined(op, rows, 0, w_spec), w_spec)
     b_spec = op.spec(9).with_shape(None)
     biases = _tensor(op, _joined(op, [_part(op, 9 + gate) for gate in _BASIC_GATE_ORDER], 0, b_spec), b_spec)
     h, c = _state(op, 14), _state(op, 13)
-    width = op.dims(0)[1] + out_size if op.dims(0)[1] else -1
+    width = _dim(op, 0, 1) + out_size if _dim(op, 0, 1) and out_size > 0 else -1
     concat = op.temp(x_spec.with_shape((batch, width)))
-    gates = op.temp(TensorSpec("INT16", (batch, 4 * out_size), (2.0**-12,), (0,)))
+    gates = op.temp(TensorSpec("INT16", (batch, 4 * out_size if out_size > 0 else -1), (2.0**-12,), (0,)))
     op.emit(
         "LSTM",
         [op.input(0), h, weights, biases, c],
@@ -480,9 +504,6 @@ _GATE_INTERMEDIATE = 2.0**-12  # LiteRT's fixed gate format (Q3.12) without laye
 
 
 def _check_quantized_lstm(op: Op) -> str | None:
-    reason = _check_states(op, [18, 19])
-    if reason:
-        return reason
     exponent = np.log2(op.operand(19).scale)
     if abs(exponent - np.round(exponent)) >= 1e-3:  # LiteRT's CheckedLog2 tolerance
         return f"{op.name}: LiteRT's integer LSTM needs a power-of-two cell state scale"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from driver_under_test.backends.litert._graph import Op
+from driver_under_test.backends.litert._graph import Op, TensorSpec
 from driver_under_test.backends.litert._registry import rule
 from driver_under_test.backends.litert.rules._common import (
     BOOL8,
@@ -243,9 +243,8 @@ def arg_extreme(op: Op) -> None:
 
 
 def _check_topk(op: Op) -> str | None:
-    dims = op.dims(0)
-    if not dims or not dims[-1]:
-        return f"{op.name}: the last dimension must be known (ties are ordered by reversing it)"
+    if not op.dims(0):
+        return f"{op.name}: the input's rank must be known (ties are ordered by reversing its last axis)"
     return None
 
 
@@ -254,7 +253,8 @@ def topk(op: Op) -> None:
     """HAL TOPK_V2: inputs 0 input, 1 k (INT32); outputs 0 values, 1 indices (TENSOR_INT32), the k largest along
     the last dimension in descending order, equal values with the larger index first (the HAL's reference sorts
     (value, index) pairs and reverses them). TFLite TOPK_V2 puts the smaller index first, so it runs on the
-    input reversed along the last axis (REVERSE_V2) and the indices are mapped back (n - 1 - index)."""
+    input reversed along the last axis (REVERSE_V2) and the indices are mapped back (n - 1 - index; n read from
+    the input's SHAPE when unknown)."""
     n = op.dims(0)[-1]
     rank = len(op.dims(0))
     spec = op.spec(0)
@@ -263,7 +263,17 @@ def topk(op: Op) -> None:
     indices = op.temp(op.out_spec(1))
     k = op.const(_int32(op.scalar(1)))
     op.emit("TOPK_V2", [reversed_input, k], [op.output(0), indices])
-    op.emit("SUB", [op.const(_int32(n - 1)), indices], [op.output(1)], "SubOptions")
+    if n:
+        last = op.const(_int32(n - 1))
+    else:
+        shape = op.temp(TensorSpec("INT32", (rank,)))
+        op.emit("SHAPE", [op.input(0)], [shape], "ShapeOptions", outType=op.b.model.schema.TensorType.INT32)
+        size = op.temp(TensorSpec("INT32", ()))
+        ends = [_int32([rank - 1]), _int32([rank]), _int32([1])]
+        op.emit("STRIDED_SLICE", [shape, *map(op.const, ends)], [size], "StridedSliceOptions", shrinkAxisMask=1)
+        last = op.temp(TensorSpec("INT32", ()))
+        op.emit("SUB", [size, op.const(_int32(1))], [last], "SubOptions")
+    op.emit("SUB", [last, indices], [op.output(1)], "SubOptions")
 
 
 _REDUCERS = {

@@ -22,6 +22,7 @@ QUANTIZED_TYPES = frozenset(
         OperandType.TENSOR_QUANT8_SYMM,
         OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL,
         OperandType.TENSOR_QUANT16_SYMM,
+        OperandType.TENSOR_QUANT16_ASYMM,
     }
 )
 

@@ -10,8 +10,9 @@ import pytest
 from driver_under_test.backends.litert import KernelSet, LiteRTProgram, translate
 from driver_under_test.backends.litert.backend import create_backend
 from harness.hal import OperationType as O
+from harness.reference import run_model
 from tests.driver.backends.litert.build import Build, L, T, check_against_reference
-from tests.driver.backends.litert.cases import constant_reader
+from tests.driver.backends.litert.cases import constant_reader, mismatches
 
 # The public NNAPI QUANTIZED_LSTM test specification (quantized_lstm.mod.py): batch 2, input 5, units 4, output 3,
 # layer normalization and projection; example 2 couples the input gate (CIFG).
@@ -187,3 +188,26 @@ def lstm_with_consumers():
 def test_lstm_state_outputs_feed_later_operations() -> None:
     model, values = lstm_with_consumers()
     check_against_reference(model, values)
+
+
+def svdf_of_unknown_batch():
+    rng = np.random.default_rng(4)
+    b = Build()
+    x = b.input(T.TENSOR_FLOAT32, [0, 2])
+    feature = b.const(T.TENSOR_FLOAT32, rng.uniform(-0.5, 0.5, (2, 2)))
+    time = b.const(T.TENSOR_FLOAT32, rng.uniform(-0.5, 0.5, (2, 3)))
+    state = b.input(T.TENSOR_FLOAT32, [0, 0])
+    outputs = [b.output(T.TENSOR_FLOAT32, [0, 6]), b.output(T.TENSOR_FLOAT32, [0, 2])]
+    b.op(O.SVDF, [x, feature, time, b.absent(T.TENSOR_FLOAT32), state, b.i32(1), b.i32(0)], outputs)
+    return b.model()
+
+
+@pytest.mark.parametrize("kernel_set", list(KernelSet))
+def test_states_of_unknown_shape_are_sized_by_each_execution(kernel_set: KernelSet) -> None:
+    model = svdf_of_unknown_batch()
+    program = LiteRTProgram(translate(model, constant_reader(model)), kernel_set)
+    rng = np.random.default_rng(5)
+    for batch in (1, 3, 2):
+        values = [rng.uniform(-1, 1, (batch, 2)).astype(np.float32), rng.uniform(-1, 1, (batch, 6)).astype(np.float32)]
+        expected = run_model(model, values).outputs
+        assert mismatches(model, values, expected, program.run(values)) == [], batch

@@ -191,6 +191,14 @@ def test_float16_with_litert_kernels_stays_float16() -> None:
     assert builtins_of(translate(model, constant_reader(model))) == ["ADD"]
 
 
+def test_a_uint16_cast_copies_the_stored_values() -> None:
+    b = Build()
+    x = b.input(T.TENSOR_QUANT16_ASYMM, [3], 0.125, 100)
+    out = b.output(T.TENSOR_QUANT16_ASYMM, [3], 0.125, 100)
+    b.op(O.CAST, [x], [out])
+    check_against_reference(b.model(), [np.array([0, 40000, 65535], dtype=np.uint16)])
+
+
 # ---- dynamic shapes ----
 
 
@@ -212,6 +220,16 @@ def test_an_input_of_unknown_rank_takes_the_actual_shape() -> None:
         a, b = f32(*shape), f32(*shape)
         (out,) = program.run([a, b])
         np.testing.assert_allclose(out, np.maximum(a + b, 0), rtol=1e-6)
+
+
+def test_topk_orders_ties_when_the_last_dimension_is_unknown() -> None:
+    b = Build()
+    x = b.input(T.TENSOR_FLOAT32, [2, 0])
+    values, indices = b.output(T.TENSOR_FLOAT32, [2, 2]), b.output(T.TENSOR_INT32, [2, 2])
+    b.op(O.TOPK_V2, [x, b.i32(2)], [values, indices])
+    model = b.model()
+    for row in ([1, 3, 3, 2], [5, 5, 5, 1, 5]):
+        check_against_reference(model, [np.asarray([row, row[::-1]], dtype=np.float32)])
 
 
 def test_a_missing_input_value_is_refused() -> None:
