@@ -16,6 +16,8 @@ Float16 runs in float32 (LiteRT has no float16 recurrent kernels), see _graph.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from driver_under_test.backends.litert._graph import Op, TensorSpec
@@ -49,6 +51,15 @@ def _after(op: Op, variable: int, spec: TensorSpec, output: int, output_spec: Te
     return value
 
 
+def _final_states(op: Op, first: int, states: Sequence[tuple[int, int]], output: int) -> None:
+    """Outputs `first`, `first` + 1, ... (when the operation lists them) take the final values of the sequence
+    kernel's state variables, each given with its HAL input, read after the kernel wrote `output` (3-D, of
+    output 0's type)."""
+    if len(op.operation.outputs) > first:
+        for k, (variable, i) in enumerate(states):
+            op.result(first + k, _after(op, variable, op.spec(i), output, op.out_spec(0), 3))
+
+
 def _known(*sizes: int) -> int:
     """The first known (non-zero) of several sources of one size, 0 when none is."""
     return next((size for size in sizes if size), 0)
@@ -58,10 +69,6 @@ def _dim(op: Op, i: int, axis: int) -> int:
     """Dimension `axis` of input i, 0 when unknown."""
     dims = op.dims(i)
     return dims[axis] if len(dims) > axis else 0
-
-
-def _outputs(op: Op) -> int:
-    return len(op.operation.outputs)
 
 
 # ---- RNN ----
@@ -109,8 +116,7 @@ def unidirectional_sequence_rnn(op: Op) -> None:
         timeMajor=bool(op.scalar(6)),
         fusedActivationFunction=activation(op, 5),
     )
-    if _outputs(op) > 1:
-        op.result(1, _after(op, hidden, op.spec(4), output, op.out_spec(0), 3))
+    _final_states(op, 1, [(hidden, 4)], output)
 
 
 def _check_bidirectional_rnn(op: Op) -> str | None:
@@ -148,9 +154,7 @@ def bidirectional_sequence_rnn(op: Op) -> None:
         fusedActivationFunction=activation(op, 12),
         mergeOutputs=merge,
     )
-    if _outputs(op) > sequences:
-        op.result(sequences, _after(op, fw, op.spec(4), outputs[-1], op.out_spec(0), 3))
-        op.result(sequences + 1, _after(op, bw, op.spec(8), outputs[-1], op.out_spec(0), 3))
+    _final_states(op, sequences, [(fw, 4), (bw, 8)], outputs[-1])
 
 
 # ---- SVDF ----
@@ -313,9 +317,7 @@ def unidirectional_sequence_lstm(op: Op) -> None:
         diagonalRecurrentTensors=False,
         **_cell_options(op, 20),
     )
-    if _outputs(op) > 1:
-        op.result(1, _after(op, h, op.spec(18), output, op.out_spec(0), 3))
-        op.result(2, _after(op, c, op.spec(19), output, op.out_spec(0), 3))
+    _final_states(op, 1, [(h, 18), (c, 19)], output)
 
 
 def _check_bidirectional_lstm(op: Op) -> str | None:
@@ -367,9 +369,7 @@ def bidirectional_sequence_lstm(op: Op) -> None:
             mergeOutputs=merge,
             **_cell_options(op, 48),
         )
-    if _outputs(op) > sequences:
-        for k, (state, i) in enumerate(zip(states, (35, 36, 37, 38))):
-            op.result(sequences + k, _after(op, state, op.spec(i), last, op.out_spec(0), 3))
+    _final_states(op, sequences, list(zip(states, (35, 36, 37, 38))), last)
 
 
 def _bidirectional_by_halves(op: Op, states: list[int], merge: bool) -> int:
