@@ -286,6 +286,10 @@ def test_every_operation_is_translated_declared_unsupported_or_listed_as_not_wri
         assert (op in RULES) + (op in UNSUPPORTED) + (op in NOT_YET_WRITTEN) == 1, op
 
 
+def test_no_operation_is_left_without_a_rule_or_a_decision() -> None:
+    assert NOT_YET_WRITTEN == frozenset()
+
+
 def test_every_rule_documents_its_hal_operands() -> None:
     for op, found in RULES.items():
         assert "HAL" in found.doc and "input" in found.doc, op
