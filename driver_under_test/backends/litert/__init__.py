@@ -4,8 +4,9 @@ Public surface (the driver's integration depends on these names):
 
 - `unsupported_reason(model, subgraph, operation, constants)`: why an operation cannot be translated, or None
   (getSupportedOperations answers from it; IF/WHILE also check their referenced subgraphs, recursively).
-- `translate(model, constants) -> bytes`: the flatbuffer (deterministic for the same model); UnsupportedModel
-  when some operation cannot be translated.
+- `translate(model, constants, absent=()) -> bytes`: the flatbuffer (deterministic for the same model);
+  UnsupportedModel when some operation cannot be translated. `absent` names main inputs an execution gives no
+  value (omitted optional operands): the backend runs such an execution with the translation made without them.
 - `LiteRTProgram(flatbuffer, kernel_set, threads).run(inputs) -> outputs`: one interpreter, safe for concurrent
   runs; inputs and outputs in HAL storage dtypes and actual shapes.
 - `KernelSet`: OPTIMIZED (default), XNNPACK, REFERENCE: the three kernel sets of one engine.
@@ -15,12 +16,15 @@ LiteRT (`pip install 'nnfuzz[litert]'`) is imported only when a translation or a
 work without it. The package imports only the standard library, numpy, harness.hal, flatbuffers and
 ai_edge_litert, and nothing of the driver's numpy kernels.
 
-Coverage: `RULES` holds one translation rule per translated operation (rules/: elementwise, shape, nn,
-control_flow), `UNSUPPORTED` the operations decided unmappable, with the reason (rules/unsupported.py);
-`NOT_YET_WRITTEN` lists the rest, left for later work: the recurrent operations (LSTM, RNN, SVDF, their
-sequence and bidirectional forms, QUANTIZED_16BIT_LSTM, QUANTIZED_LSTM: TFLite builtins with state as variable
-tensors), DETECTION_POSTPROCESSING (LiteRT's custom TFLite_Detection_PostProcess) and RANDOM_MULTINOMIAL (LiteRT's
-MULTINOMIAL; random outputs).
+Coverage: `RULES` holds one translation rule per translated operation (rules/: elementwise, shape, nn, recurrent,
+detection, control_flow), `UNSUPPORTED` the operations decided unmappable, with the reason (rules/unsupported.py);
+`NOT_YET_WRITTEN` lists the rest (none). The recurrent operations map to TFLite's builtins with their state in
+variable tensors (rules/recurrent.py), DETECTION_POSTPROCESSING to LiteRT's custom TFLite_Detection_PostProcess,
+RANDOM_MULTINOMIAL to MULTINOMIAL.
+
+Float16: rules whose LiteRT kernels take TENSOR_FLOAT16 on all three kernel sets translate it as it is; the others
+(`Rule.half`) compute it in float32: float16 inputs converted (constants at translation time, others by CAST), the
+float32 builtin, CAST of the results back to float16, which stays within the HAL's float16 tolerance.
 
 WHILE's loop timeout is not in the translation: LiteRT's WHILE has none, so the driver must enforce it.
 """

@@ -53,6 +53,11 @@ def flatbuffers() -> ModuleType:
     return _import("flatbuffers")
 
 
+def flexbuffers() -> ModuleType:
+    """The flexbuffers encoder of the flatbuffers runtime (custom operators' options)."""
+    return _import("flatbuffers.flexbuffers")
+
+
 def interpreter_module() -> ModuleType:
     """ai_edge_litert.interpreter (Interpreter, OpResolverType)."""
     return _import("ai_edge_litert.interpreter")

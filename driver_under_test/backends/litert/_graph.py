@@ -4,6 +4,12 @@ A rule sees one `Op`: its HAL operands, constant values and scalar parameters, a
 subgraph being built (`Op.input`, `Op.output`, `Op.temp`, `Op.const`, `Op.emit`). Support checks use the same
 object without a builder, so `unsupported_reason` never needs LiteRT. Builtin operators, options and tensor types
 are named by their schema names ("ADD", "AddOptions", "FLOAT32") and resolved when the flatbuffer is built.
+
+A widened Op (`Op.wide`, for rules whose LiteRT kernels lack float16) shows the rule its TENSOR_FLOAT16 operands
+as float32 ones: `in_type`, `spec` and `out_spec` say float32, `input` gives a float32 tensor (a constant converted
+at translation time, any other input CAST), `output` a float32 temporary that `finish` CASTs into the float16
+output. Every float16 value is exact in float32, and a float32 result rounded once to float16 is within the HAL's
+float16 tolerance.
 """
 
 from __future__ import annotations
@@ -44,12 +50,12 @@ TENSOR_TYPES: dict[int, str] = {
     T.TENSOR_QUANT8_SYMM: "INT8",
     T.TENSOR_QUANT8_SYMM_PER_CHANNEL: "INT8",
     T.TENSOR_QUANT16_SYMM: "INT16",
+    T.TENSOR_QUANT16_ASYMM: "UINT16",
     T.TENSOR_BOOL8: "BOOL",
     T.BOOL: "BOOL",
 }
 # HAL operand types no TFLite tensor can stand for, with the reason.
 UNMAPPED_TYPES: dict[int, str] = {
-    T.TENSOR_QUANT16_ASYMM: "LiteRT's builtin kernels have no uint16 asymmetric quantized tensors",
     T.UINT32: "LiteRT's builtin kernels take no UINT32 operands",
     T.TENSOR_OEM_BYTE: "OEM operands have no TFLite counterpart",
     T.OEM: "OEM operands have no TFLite counterpart",
@@ -62,9 +68,14 @@ QUANTIZED = frozenset(
         T.TENSOR_QUANT8_SYMM,
         T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
         T.TENSOR_QUANT16_SYMM,
+        T.TENSOR_QUANT16_ASYMM,
     }
 )
 SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
+
+
+# Operand types a widened Op shows as float32.
+_WIDE = {T.TENSOR_FLOAT16: T.TENSOR_FLOAT32, T.FLOAT16: T.FLOAT32}
 
 
 class UnsupportedModel(Exception):
@@ -142,7 +153,10 @@ class Op:
         self.operation = operation
         self.constants = constants
         self.builder = builder
+        self.wide = False  # float16 operands computed in float32 (set from the rule, see the module)
         self._values: dict[int, np.ndarray] = {}
+        self._widened: dict[int, int] = {}  # input position -> its float32 tensor
+        self._narrowed: dict[int, int] = {}  # output position -> the float32 temporary CAST into it by finish()
 
     # ---- reading the HAL operation ----
 
@@ -177,10 +191,16 @@ class Op:
         return self.operand(i) is not None
 
     def in_type(self, i: int = 0) -> int:
-        """The operand type of input i (which must be present)."""
+        """The operand type of input i (which must be present); TENSOR_FLOAT32 for a float16 one when widened."""
         operand = self.operand(i)
         assert operand is not None, f"{self.name}: input {i} absent"
-        return operand.type
+        return _WIDE.get(operand.type, operand.type) if self.wide else operand.type
+
+    def has_half(self) -> bool:
+        """True when some input or output is a TENSOR_FLOAT16 tensor."""
+        graph = self.graph
+        indexes = [*self.operation.inputs, *self.operation.outputs]
+        return any(graph.operands[i].type == T.TENSOR_FLOAT16 for i in indexes)
 
     def is_const(self, i: int) -> bool:
         """True when input i is a constant (CONSTANT_COPY or CONSTANT_REFERENCE)."""
@@ -220,14 +240,17 @@ class Op:
         return len(dims) if dims else None
 
     def spec(self, i: int) -> TensorSpec:
-        """The TensorSpec of input i."""
+        """The TensorSpec of input i (float32 for a float16 one when widened)."""
         operand = self.operand(i)
         assert operand is not None
-        return operand_spec(operand)
+        return self._widen(operand_spec(operand))
 
     def out_spec(self, k: int = 0) -> TensorSpec:
-        """The TensorSpec of output k."""
-        return operand_spec(self.out(k))
+        """The TensorSpec of output k (float32 for a float16 one when widened)."""
+        return self._widen(operand_spec(self.out(k)))
+
+    def _widen(self, spec: TensorSpec) -> TensorSpec:
+        return spec.plain("FLOAT32") if self.wide and spec.type == "FLOAT16" else spec
 
     # ---- writing TFLite (translation only) ----
 
@@ -238,34 +261,90 @@ class Op:
         return self.builder
 
     def input(self, i: int) -> int:
-        """The tensor of input i (-1 when the input is omitted)."""
-        if not self.has(i):
+        """The tensor of input i (-1 when the input is omitted; float32 for a float16 tensor when widened)."""
+        operand = self.operand(i)
+        if operand is None:
             return -1
+        if self.wide and operand.type == T.TENSOR_FLOAT16:
+            return self.float32_input(i)
         return self.b.hal_tensor(self.operation.inputs[i])
 
+    def float32_input(self, i: int) -> int:
+        """Input i (a float16 tensor) as a float32 tensor: a constant converted at translation time, or a CAST."""
+        found = self._widened.get(i)
+        if found is None:
+            spec = operand_spec(self.graph.operands[self.operation.inputs[i]]).plain("FLOAT32")
+            if self.is_const(i):
+                found = self.const(self.value(i).astype(np.float32), spec)
+            else:
+                found = self.temp(spec)
+                self.emit("CAST", [self.b.hal_tensor(self.operation.inputs[i])], [found])
+            self._widened[i] = found
+        return found
+
     def output(self, k: int = 0, like: int | None = None) -> int:
-        """The tensor of output k; `like` names an input whose dimensions fill in the output's unknown ones (for
-        kernels that keep the declared output shape in some cases)."""
+        """The tensor of output k (when widened, a float32 temporary for a float16 output); `like` names an input
+        whose dimensions fill in the output's unknown ones (for kernels that keep the declared output shape in
+        some cases)."""
         index = self.operation.outputs[k]
+        dims = None
         if like is not None and self.has(like):
-            dims = self.out(k).dimensions
+            declared = self.out(k).dimensions
             hint = self.dims(like)
-            if hint and (not dims or len(dims) == len(hint)):
-                merged = [d or h for d, h in zip(dims or [0] * len(hint), hint)]
-                return self.b.hal_tensor(index, merged)
-        return self.b.hal_tensor(index)
+            if hint and (not declared or len(declared) == len(hint)):
+                dims = [d or h for d, h in zip(declared or [0] * len(hint), hint)]
+        if not (self.wide and self.out(k).type == T.TENSOR_FLOAT16):
+            return self.b.hal_tensor(index, dims)
+        found = self._narrowed.get(k)
+        if found is None:
+            spec = self.out_spec(k)
+            if dims is not None:
+                spec = spec.with_shape([d if d else -1 for d in dims])
+            found = self._narrowed[k] = self.temp(spec)
+        return found
+
+    def result(self, k: int, tensor: int) -> None:
+        """Make output k hold `tensor`'s value (of the output's type, or float32 for a float16 output when
+        widened): the same tensor, or a CAST of it."""
+        index = self.operation.outputs[k]
+        if self.wide and self.out(k).type == T.TENSOR_FLOAT16:
+            self.emit("CAST", [tensor], [self.b.hal_tensor(index)])
+        else:
+            self.b.bind(index, tensor)
+
+    def finish(self) -> None:
+        """After the rule: CAST the float32 temporaries of a widened Op into their float16 outputs."""
+        for k, temp in self._narrowed.items():
+            self.emit("CAST", [temp], [self.b.hal_tensor(self.operation.outputs[k])])
 
     def temp(self, spec: TensorSpec) -> int:
         """A new intermediate tensor."""
         return self.b.temp(spec)
 
+    def variable(self, spec: TensorSpec) -> int:
+        """A new variable tensor, for the state of a stateful kernel."""
+        return self.b.variable(spec)
+
     def const(self, value: np.ndarray | Sequence[Any], spec: TensorSpec | None = None) -> int:
         """A new constant tensor holding `value` (int32 for a list of ints unless `spec` says otherwise)."""
         return self.b.const(value, spec)
 
-    def emit(self, builtin: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None = None, **fields):
-        """Append one TFLite builtin operator; `options` names its options table, `fields` set its members."""
-        self.b.operator(builtin, inputs, outputs, options, fields)
+    def emit(
+        self,
+        builtin: str,
+        inputs: Sequence[int],
+        outputs: Sequence[int],
+        options: str | None = None,
+        intermediates: Sequence[int] = (),
+        **fields,
+    ):
+        """Append one TFLite builtin operator; `options` names its options table, `fields` set its members;
+        `intermediates` are tensors whose quantization parameterizes the kernel (the integer LSTM's)."""
+        self.b.operator(builtin, inputs, outputs, options, fields, intermediates)
+
+    def emit_custom(self, name: str, inputs: Sequence[int], outputs: Sequence[int], options: dict[str, Any]) -> None:
+        """Append one custom operator (registered by LiteRT's resolvers under `name`) with its options map."""
+        self.b.custom_operator(name, inputs, outputs, options)
 
 
 class SubgraphBuilder:
@@ -280,13 +359,15 @@ class SubgraphBuilder:
         self._hal: dict[int, int] = {}
         self.translation: Any = None  # the Translation building this subgraph (control flow reaches the others)
 
-    def add(self, spec: TensorSpec, name: str, buffer: int = 0) -> int:
-        """A new tensor; its index."""
+    def add(self, spec: TensorSpec, name: str, buffer: int = 0, variable: bool = False) -> int:
+        """A new tensor (a variable one: persistent across invocations, written in place by stateful kernels);
+        its index."""
         s = self.model.schema
         tensor = s.TensorT()
         tensor.name = name
         tensor.type = getattr(s.TensorType, spec.type)
         tensor.buffer = buffer
+        tensor.isVariable = variable
         if spec.shape is None:
             tensor.shape = []
             tensor.hasRank = False
@@ -333,6 +414,10 @@ class SubgraphBuilder:
         """A new intermediate tensor."""
         return self.add(spec, f"t{len(self.tensors)}")
 
+    def variable(self, spec: TensorSpec) -> int:
+        """A new variable tensor (no buffer: LiteRT allows no initial value; an operator writes it)."""
+        return self.add(spec, f"v{len(self.tensors)}", variable=True)
+
     def const(self, value: np.ndarray | Sequence[Any], spec: TensorSpec | None = None) -> int:
         """A new constant tensor."""
         array = np.asarray(value)
@@ -350,7 +435,13 @@ class SubgraphBuilder:
         return self.add(spec, f"c{len(self.tensors)}", self.model.buffer(_storage_bytes(array, spec)))
 
     def operator(
-        self, builtin: str, inputs: Sequence[int], outputs: Sequence[int], options: str | None, fields: dict[str, Any]
+        self,
+        builtin: str,
+        inputs: Sequence[int],
+        outputs: Sequence[int],
+        options: str | None,
+        fields: dict[str, Any],
+        intermediates: Sequence[int] = (),
     ) -> None:
         """Append one builtin operator."""
         s = self.model.schema
@@ -358,11 +449,27 @@ class SubgraphBuilder:
         op.opcodeIndex = self.model.opcode(builtin)
         op.inputs = [int(i) for i in inputs]
         op.outputs = [int(o) for o in outputs]
+        if intermediates:
+            op.intermediates = [int(i) for i in intermediates]
         if options is not None:
             op.builtinOptionsType = getattr(s.BuiltinOptions, options)
             op.builtinOptions = getattr(s, options + "T")(**fields)
         else:
             assert not fields, f"{builtin}: fields without an options table"
+        self.operators.append(op)
+
+    def custom_operator(
+        self, name: str, inputs: Sequence[int], outputs: Sequence[int], options: dict[str, Any]
+    ) -> None:
+        """Append one custom operator; its options are a flexbuffer map."""
+        from driver_under_test.backends.litert._engine import flexbuffers
+
+        op = self.model.schema.OperatorT()
+        op.opcodeIndex = self.model.opcode(CUSTOM + name)
+        op.inputs = [int(i) for i in inputs]
+        op.outputs = [int(o) for o in outputs]
+        op.customOptions = list(flexbuffers().Dumps(options))
+        op.customOptionsFormat = self.model.schema.CustomOptionsFormat.FLEXBUFFERS
         self.operators.append(op)
 
     def finish(self, inputs: Sequence[int], outputs: Sequence[int], name: str) -> Any:
@@ -385,6 +492,7 @@ STORAGE = {
     "UINT8": np.dtype("u1"),
     "INT8": np.dtype("i1"),
     "INT16": np.dtype("<i2"),
+    "UINT16": np.dtype("<u2"),
     "BOOL": np.dtype("u1"),
     "INT64": np.dtype("<i8"),
 }
@@ -400,6 +508,7 @@ def _storage_bytes(value: np.ndarray, spec: TensorSpec) -> bytes:
 # Operator code versions other than 1: LiteRT's resolvers register BROADCAST_TO from version 2 (version 1 was the
 # TensorFlow op run by the Flex delegate). Kernels do not read the version otherwise.
 OPCODE_VERSIONS = {"BROADCAST_TO": 2}
+CUSTOM = "CUSTOM:"  # operator code key prefix of custom operators (then their name)
 
 
 class ModelBuilder:
@@ -414,7 +523,8 @@ class ModelBuilder:
         self.subgraphs: list[Any] = []
 
     def opcode(self, builtin: str) -> int:
-        """The index of a builtin's operator code (added on first use)."""
+        """The index of a builtin's operator code, or of a custom operator's (CUSTOM + its name), added on first
+        use."""
         index = self._opcodes.get(builtin)
         if index is None:
             index = self._opcodes[builtin] = len(self._opcodes)
@@ -439,8 +549,11 @@ class ModelBuilder:
         model.description = "nnfuzz HAL model"
         codes = []
         for name in self._opcodes:  # insertion order = index order
-            code = getattr(s.BuiltinOperator, name)
             oc = s.OperatorCodeT()
+            if name.startswith(CUSTOM):
+                oc.customCode = name[len(CUSTOM) :]
+                name = "CUSTOM"
+            code = getattr(s.BuiltinOperator, name)
             oc.builtinCode = code
             # Readers before the 32-bit builtin_code field read the deprecated byte; codes >= 127 put the
             # placeholder there.

@@ -49,8 +49,8 @@ class LiteRTProgram:
     def run(self, inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
         """Main's outputs for main's inputs (arrays in HAL storage dtypes and actual shapes; None = omitted input).
 
-        Every model input is read by the translation, so an input without a value (None) is refused with
-        ValueError: the rules accept optional inputs only as constants or omitted operands.
+        Every input of the flatbuffer is read, so an input without a value (None) is refused with ValueError: an
+        execution that omits optional inputs runs the translation made without them (translate's `absent`).
         """
         if len(inputs) != len(self._inputs):
             raise ValueError(f"main takes {len(self._inputs)} inputs, {len(inputs)} given")
@@ -58,8 +58,7 @@ class LiteRTProgram:
         for position, value in enumerate(inputs):
             if value is None:
                 raise ValueError(
-                    f"input {position} has no value; the LiteRT translation reads every model input (optional "
-                    "inputs are translated only as constants or omitted operands)"
+                    f"input {position} has no value; an execution without it needs the translation made without it"
                 )
             # np.ascontiguousarray would turn a 0-d array (a scalar input) into a 1-d one.
             array = np.asarray(value, dtype=self._input_dtypes[position])

@@ -5,7 +5,9 @@ order it consumes and how it maps), plus the conditions under which it can: the 
 (`types`, checked on input 0 unless `type_input` says otherwise), the inputs that must be constants because they
 become builtin options or shape the translation (`params`: position -> role; every scalar input is one unless
 listed in `runtime_scalars`), and a `check` for everything else (layouts,
-values, ranks, LiteRT kernel limits). `unsupported_reason` reports the first condition that fails.
+values, ranks, LiteRT kernel limits). `unsupported_reason` reports the first condition that fails. A rule with
+`half` computes TENSOR_FLOAT16 operands in float32 (LiteRT has no float16 kernel for it): the Op it sees, in the
+support check and in the translation, is widened (see _graph), so `types` names float32 for both.
 
 Registering a second rule for an operation, or a rule for an operation declared in UNSUPPORTED, is an error at
 import time.
@@ -38,6 +40,11 @@ class Rule:
     check: Check | None = None
     # Roles of the inputs when they depend on the operation's form (explicit or implicit padding...).
     roles: Callable[[Op], Mapping[int, str]] | None = None
+    half: bool = False  # float16 operands computed in float32
+
+    def widens(self, op: Op) -> bool:
+        """True when the rule computes this operation's float16 operands in float32."""
+        return self.half and op.has_half()
 
     def role(self, op: Op, position: int) -> str:
         """The role of input `position` for messages ("parameter" when unnamed)."""
@@ -74,6 +81,7 @@ def rule(
     runtime_scalars: Iterable[int] = (),
     check: Check | None = None,
     roles: Callable[[Op], Mapping[int, str]] | None = None,
+    half: bool = False,
 ) -> Callable[[Emit], Emit]:
     """Register the decorated function as the translation rule of `ops` (one or several operations)."""
     op_list = [ops] if isinstance(ops, OperationType) else list(ops)
@@ -93,6 +101,7 @@ def rule(
                 runtime_scalars=frozenset(runtime_scalars),
                 check=check,
                 roles=roles,
+                half=half,
             )
         return emit
 

@@ -4,9 +4,15 @@ Every HAL subgraph becomes a TFLite subgraph (main is subgraph 0; referenced sub
 control-flow rules first need them). Each HAL operand a rule touches becomes one tensor: constants carry their
 bytes in a buffer, unknown dimensions are -1 in the shape signature, omitted optional inputs are index -1.
 Scalar parameters do not become tensors; rules read them as constants and write builtin options.
+
+A model input may be an optional operand that an execution gives no value: the graph cannot leave a tensor out
+at run time, so such an execution runs another translation of the model, with those inputs omitted (`absent`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import replace
 
 from driver_under_test.backends.litert import rules as _rules  # noqa: F401  (registers every rule)
 from driver_under_test.backends.litert._engine import schema
@@ -48,6 +54,7 @@ def _reason(op: Op) -> str | None:
     found = RULES.get(kind)
     if found is None:
         return f"{kind.name}: {NOT_YET}"
+    op.wide = found.widens(op)
     for position, index in enumerate(op.operation.inputs):
         operand = op.graph.operands[index]
         if operand.lifetime == OperandLifeTime.NO_VALUE or operand.type == OperandType.SUBGRAPH:
@@ -72,10 +79,10 @@ def _reason(op: Op) -> str | None:
                 f"{kind.name}: input {position} ({role}) is given at run time; LiteRT needs it as a constant "
                 "(it becomes a builtin option or shapes the translation)"
             )
-    if found.types is not None:
-        operand = op.operand(found.type_input)
-        if operand is not None and operand.type not in found.types:
-            name = OperandType(operand.type).name if operand.type in OperandType._value2member_map_ else operand.type
+    if found.types is not None and op.has(found.type_input):
+        t = op.operand(found.type_input).type
+        if op.in_type(found.type_input) not in found.types:
+            name = OperandType(t).name if t in OperandType._value2member_map_ else t
             return f"{kind.name}: LiteRT's kernels for it do not take operand type {name} (input {found.type_input})"
     if found.check is not None:
         try:
@@ -85,8 +92,14 @@ def _reason(op: Op) -> str | None:
     return None
 
 
-def translate(model: Model, constants: ConstantReader) -> bytes:
-    """The TFLite flatbuffer of a validated model whose operations are all supported (UnsupportedModel else)."""
+def translate(model: Model, constants: ConstantReader, absent: Collection[int] = ()) -> bytes:
+    """The TFLite flatbuffer of a validated model whose operations are all supported (UnsupportedModel else).
+
+    `absent` lists positions of main's inputs that an execution gives no value: they are translated as omitted
+    operands, and the flatbuffer's inputs are main's other inputs, in order.
+    """
+    if absent:
+        model = _without_inputs(model, absent)
     for subgraph in range(1 + len(model.referenced)):
         graph = _graph(model, subgraph)
         for index in range(len(graph.operations)):
@@ -97,6 +110,15 @@ def translate(model: Model, constants: ConstantReader) -> bytes:
     translation = Translation(model, constants)
     translation.subgraph(0)
     return translation.builder.pack()
+
+
+def _without_inputs(model: Model, positions: Collection[int]) -> Model:
+    """The model with the main inputs at `positions` turned into omitted operands (NO_VALUE, no longer inputs)."""
+    main = model.main
+    gone = {main.input_indexes[p] for p in positions}
+    operands = [replace(o, lifetime=OperandLifeTime.NO_VALUE) if k in gone else o for k, o in enumerate(main.operands)]
+    inputs = [k for k in main.input_indexes if k not in gone]
+    return replace(model, main=replace(main, operands=operands, input_indexes=inputs))
 
 
 class Translation:
@@ -126,7 +148,10 @@ class Translation:
         inputs = [sub.hal_tensor(i) for i in graph.input_indexes]
         for operation in graph.operations:
             op = Op(self.model, hal_subgraph, graph, operation, self.constants, sub)
-            RULES[OperationType(operation.type)].emit(op)
+            found = RULES[OperationType(operation.type)]
+            op.wide = found.widens(op)
+            found.emit(op)
+            op.finish()
         outputs = [sub.hal_tensor(i) for i in graph.output_indexes]
         if pass_through:
             outputs += inputs[len(inputs) - pass_through :]

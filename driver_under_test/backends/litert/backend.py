@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -28,38 +28,52 @@ from harness.hal import Model, OperandType
 
 
 class LiteRTBackendProgram:
-    """A model for LiteRT: its flatbuffer (the cache's artifact) and its interpreter, each made on first use."""
+    """A model for LiteRT: its flatbuffer (the cache's artifact) and its interpreter, each made on first use; the
+    translations without absent optional inputs, made when an execution first omits them."""
 
-    def __init__(self, translate_model: Callable[[], bytes], kernel_set: KernelSet, threads: int) -> None:
-        self._translate = translate_model
-        self._flatbuffer: bytes | None = None
+    def __init__(
+        self,
+        model: Model,
+        constants: ConstantReader,
+        kernel_set: KernelSet,
+        threads: int,
+        flatbuffer: bytes | None = None,
+    ) -> None:
+        self._model = model
+        self._constants = constants
         self.kernel_set = kernel_set
         self.threads = threads
-        self._program: LiteRTProgram | None = None
+        self._flatbuffer = flatbuffer  # the translation with every input present (None: not made yet)
+        self._programs: dict[tuple[int, ...], LiteRTProgram] = {}  # absent input positions -> interpreter
         self._lock = threading.Lock()
 
     @property
     def artifact(self) -> bytes:
-        """The flatbuffer (translated now if it was not yet)."""
+        """The flatbuffer with every input present (translated now if it was not yet)."""
         with self._lock:
-            return self._translated()
+            return self._translated(())
 
-    def _translated(self) -> bytes:
+    def _translated(self, absent: tuple[int, ...]) -> bytes:
+        if absent:
+            return translate(self._model, self._constants, absent)
         if self._flatbuffer is None:
-            self._flatbuffer = self._translate()
+            self._flatbuffer = translate(self._model, self._constants)
         return self._flatbuffer
 
-    def _interpreter(self) -> LiteRTProgram:
+    def _interpreter(self, absent: tuple[int, ...]) -> LiteRTProgram:
         with self._lock:
-            if self._program is None:
-                self._program = LiteRTProgram(self._translated(), self.kernel_set, self.threads)
-            return self._program
+            program = self._programs.get(absent)
+            if program is None:
+                program = LiteRTProgram(self._translated(absent), self.kernel_set, self.threads)
+                self._programs[absent] = program
+            return program
 
     def execute(self, inputs: Sequence[np.ndarray | None], settings: RunSettings) -> Executed:
-        """Main's outputs for main's inputs, run by LiteRT (relaxed float32 is computed in float32, as D11 allows)."""
-        program = self._interpreter()
+        """Main's outputs for main's inputs, run by LiteRT (relaxed float32 is computed in float32, as D11 allows);
+        inputs without a value (None) are absent optional operands."""
+        program = self._interpreter(tuple(k for k, value in enumerate(inputs) if value is None))
         started = time.perf_counter_ns()
-        outputs = program.run(inputs)
+        outputs = program.run([value for value in inputs if value is not None])
         return Executed(outputs, time.perf_counter_ns() - started)
 
 
@@ -99,13 +113,16 @@ class LiteRTBackend:
 
     def compile(self, model: Model, constants: Constants) -> LiteRTBackendProgram:
         """The program of the model, translated into one flatbuffer when first needed."""
-        flatbuffer = lambda: translate(model, lambda s, i: constants[(s, i)])  # noqa: E731
-        return LiteRTBackendProgram(flatbuffer, KernelSet(self.kernel_set), self.threads)
+        return LiteRTBackendProgram(model, _reader(constants), KernelSet(self.kernel_set), self.threads)
 
     def load(self, model: Model, constants: Constants, artifact: bytes) -> LiteRTBackendProgram:
         """The flatbuffer a model cache kept (verified by the cache), without translating again."""
-        flatbuffer = bytes(artifact)
-        return LiteRTBackendProgram(lambda: flatbuffer, KernelSet(self.kernel_set), self.threads)
+        reader = _reader(constants)
+        return LiteRTBackendProgram(model, reader, KernelSet(self.kernel_set), self.threads, bytes(artifact))
+
+
+def _reader(constants: Constants) -> ConstantReader:
+    return lambda subgraph, index: constants[(subgraph, index)]
 
 
 def create_backend(kernel_set: KernelSet | str = KernelSet.OPTIMIZED, threads: int = 1) -> LiteRTBackend:

@@ -2,8 +2,10 @@
 
 from driver_under_test.backends.litert.rules import (
     control_flow,  # noqa: F401
+    detection,  # noqa: F401
     elementwise,  # noqa: F401
     nn,  # noqa: F401
+    recurrent,  # noqa: F401
     shape,  # noqa: F401
     unsupported,  # noqa: F401
 )

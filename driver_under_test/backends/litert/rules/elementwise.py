@@ -16,6 +16,7 @@ from driver_under_test.backends.litert.rules._common import (
     Q8,
     Q8_PC,
     Q8_SYMM,
+    Q16_ASYMM,
     Q16_SYMM,
     QS8,
     QUANT,
@@ -38,22 +39,19 @@ def _check_int_activation(op: Op) -> str | None:
 _ARITH_BUILTINS = {O.ADD: ("ADD", "AddOptions"), O.SUB: ("SUB", "SubOptions"), O.MUL: ("MUL", "MulOptions")}
 
 
-def _check_arithmetic(op: Op) -> str | None:
-    if op.in_type(0) == F16 and op.type == O.SUB:
-        return f"{op.name}: LiteRT's SUB has no float16 kernel (optimized and reference kernel sets)"
-    return _check_int_activation(op)
-
-
-@rule([O.ADD, O.SUB, O.MUL], types=FLOAT_QUANT | {I32, F16}, params={2: "activation"}, check=_check_arithmetic)
+# LiteRT's SUB has no float16 kernel (optimized and reference kernel sets): float16 SUB runs in float32.
+@rule(O.SUB, types=FLOAT_QUANT | {I32}, params={2: "activation"}, check=_check_int_activation, half=True)
+@rule([O.ADD, O.MUL], types=FLOAT_QUANT | {I32, F16}, params={2: "activation"}, check=_check_int_activation)
 def arithmetic(op: Op) -> None:
     """HAL ADD/SUB/MUL: inputs 0 input0, 1 input1 (broadcast against input0), 2 activation (INT32 constant);
     output 0. TFLite ADD/SUB/MUL with the activation fused; quantized operands may each have their own scale and
-    zero point, which the TFLite kernels requantize as the HAL does."""
+    zero point, which the TFLite kernels requantize as the HAL does. Float16: ADD and MUL have LiteRT kernels,
+    SUB is computed in float32."""
     builtin, options = _ARITH_BUILTINS[op.type]
     op.emit(builtin, [op.input(0), op.input(1)], [op.output()], options, fusedActivationFunction=activation(op, 2))
 
 
-@rule(O.DIV, types={F32, I32}, params={2: "activation"}, check=_check_int_activation)
+@rule(O.DIV, types={F32, I32}, params={2: "activation"}, check=_check_int_activation, half=True)
 def div(op: Op) -> None:
     """HAL DIV: inputs 0 input0, 1 input1 (broadcast), 2 activation; output 0. Float: TFLite DIV with the
     activation fused. TENSOR_INT32: the HAL rounds the quotient toward negative infinity, TFLite DIV truncates
@@ -80,7 +78,7 @@ def maximum_minimum(op: Op) -> None:
     op.emit(builtin, [a, b], [op.output()])
 
 
-@rule(O.POW, types=FLOAT)
+@rule(O.POW, types=FLOAT, half=True)
 def pow_(op: Op) -> None:
     """HAL POW: inputs 0 base, 1 exponent (broadcast); output 0. TFLite POW."""
     op.emit("POW", [op.input(0), op.input(1)], [op.output()])
@@ -88,6 +86,7 @@ def pow_(op: Op) -> None:
 
 # ---- unary math ----
 
+# Float16: NEG, SIN and FLOOR have LiteRT kernels; the others are computed in float32.
 _UNARY = {
     O.ABS: ("ABS", FLOAT | {I32}),
     O.NEG: ("NEG", FLOAT | {I32, F16}),
@@ -106,7 +105,7 @@ def _unary(kind: O, builtin: str, types: frozenset[int]) -> None:
 
     emit.__name__ = emit.__qualname__ = kind.name.lower()
     emit.__doc__ = f"HAL {kind.name}: input 0; output 0 (same shape). TFLite {builtin}."
-    rule(kind, types=types)(emit)
+    rule(kind, types=types, half=F16 not in types)(emit)
 
 
 for _kind, (_builtin, _types) in _UNARY.items():
@@ -118,7 +117,7 @@ for _kind, (_builtin, _types) in _UNARY.items():
 _ACTIVATIONS = {O.RELU: "RELU", O.RELU1: "RELU_N1_TO_1", O.RELU6: "RELU6", O.HARD_SWISH: "HARD_SWISH"}
 
 
-@rule([O.RELU, O.RELU1, O.RELU6, O.HARD_SWISH], types=FLOAT_QUANT)
+@rule([O.RELU, O.RELU1, O.RELU6, O.HARD_SWISH], types=FLOAT_QUANT, half=True)
 def relu_family(op: Op) -> None:
     """HAL RELU/RELU1/RELU6/HARD_SWISH: input 0; output 0 (quantized: its own scale and zero point). TFLite
     RELU/RELU_N1_TO_1/RELU6/HARD_SWISH, which requantize into the output's parameters."""
@@ -148,7 +147,7 @@ def logistic_tanh(op: Op) -> None:
     op.emit("LOGISTIC" if op.type == O.LOGISTIC else "TANH", [op.input(0)], [op.output()])
 
 
-@rule(O.PRELU, types=FLOAT_QUANT)
+@rule(O.PRELU, types=FLOAT_QUANT, half=True)
 def prelu(op: Op) -> None:
     """HAL PRELU: inputs 0 input, 1 alpha (broadcast against each other); output 0 of the broadcast shape.
     TFLite PRELU requires the output to have the input's shape: when alpha could widen it, the input is first
@@ -229,7 +228,7 @@ def logical(op: Op) -> None:
     op.emit(_LOGICAL[op.type], inputs, [op.output()])
 
 
-@rule(O.SELECT, types=FLOAT_QUANT | {I32}, type_input=1)
+@rule(O.SELECT, types=FLOAT_QUANT | {I32}, type_input=1, half=True)
 def select(op: Op) -> None:
     """HAL SELECT: inputs 0 condition (TENSOR_BOOL8), 1 input1, 2 input2 (all the same shape); output 0 takes
     input1 where the condition holds, else input2. TFLite SELECT copies stored values, so quantized inputs whose
@@ -248,7 +247,7 @@ def select(op: Op) -> None:
 _EIGHT_BIT_RANGE = {Q8: (0, 255), QS8: (-128, 127), Q8_SYMM: (-128, 127)}
 
 
-@rule(O.CAST, types={F32, F16, I32, Q8, QS8, Q8_SYMM, Q16_SYMM, BOOL8})
+@rule(O.CAST, types={F32, F16, I32, Q8, QS8, Q8_SYMM, Q16_SYMM, Q16_ASYMM, BOOL8})
 def cast(op: Op) -> None:
     """HAL CAST: input 0; output 0 of the same shape. The HAL converts the stored numbers, ignoring scales and
     zero points, truncating toward zero and saturating into an 8-bit target. TFLite CAST truncates but wraps, so
@@ -269,7 +268,7 @@ def cast(op: Op) -> None:
     op.emit("CAST", [tensor], [op.output()])
 
 
-@rule(O.QUANTIZE, types=FLOAT)
+@rule(O.QUANTIZE, types=FLOAT, half=True)
 def quantize(op: Op) -> None:
     """HAL QUANTIZE: input 0 (float); output 0 TENSOR_QUANT8_ASYMM(_SIGNED) with its scale and zero point, values
     rounded half away from zero and saturated. TFLite QUANTIZE (same rounding)."""
@@ -288,7 +287,7 @@ def dequantize(op: Op) -> None:
     op.emit("CAST", [wide], [op.output()])
 
 
-@rule(O.ELU, types=FLOAT, params={1: "alpha"})
+@rule(O.ELU, types=FLOAT, params={1: "alpha"}, half=True)
 def elu(op: Op) -> None:
     """HAL ELU: inputs 0 input, 1 alpha (FLOAT32 constant); output 0 = x for x > 0, alpha * (exp(x) - 1) else.
     TFLite ELU has alpha 1: with alpha 1 the builtin, otherwise the composition
@@ -306,6 +305,28 @@ def elu(op: Op) -> None:
     op.emit("MUL", [minus_one, op.const(np.float32(alpha))], [scaled], "MulOptions")
     op.emit("MAXIMUM", [x, zero], [positive])
     op.emit("ADD", [positive, scaled], [op.output()], "AddOptions")
+
+
+# ---- random ----
+
+
+def _check_multinomial(op: Op) -> str | None:
+    if op.rank(0) != 2:
+        return f"{op.name}: the logits must have a known rank of 2"
+    return None
+
+
+@rule(O.RANDOM_MULTINOMIAL, types=FLOAT, params={2: "seeds"}, runtime_scalars={1}, check=_check_multinomial, half=True)
+def random_multinomial(op: Op) -> None:
+    """HAL RANDOM_MULTINOMIAL: inputs 0 logits [batches, classes] (unnormalized log-probabilities), 1 sample
+    count (INT32, may be given at run time), 2 seeds (TENSOR_INT32 [2], constant); output 0 [batches, samples]
+    TENSOR_INT32, classes drawn from softmax(logits). TFLite MULTINOMIAL (inputs: logits, the sample count as a
+    0-d tensor; the seeds as the options seed and seed2; int32 output). The values are random and the HAL
+    specifies only their distribution. LiteRT's generator state lives in the interpreter and moves on after
+    every run, so two executions with the same seeds draw different samples, and seeds (0, 0) make it seed
+    itself from the system."""
+    seeds = [int(s) for s in op.value(2).reshape(-1)]
+    op.emit("MULTINOMIAL", [op.input(0), op.input(1)], [op.output()], "RandomOptions", seed=seeds[0], seed2=seeds[1])
 
 
 def _check_dequantize(op: Op) -> str | None:

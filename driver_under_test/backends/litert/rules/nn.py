@@ -21,7 +21,6 @@ from driver_under_test.backends.litert._graph import Op, TensorSpec, Unsupported
 from driver_under_test.backends.litert._registry import rule
 from driver_under_test.backends.litert.rules._common import (
     F16,
-    F32,
     FLOAT,
     FLOAT_QUANT,
     I32,
@@ -39,7 +38,7 @@ from driver_under_test.backends.litert.rules._common import (
     same_padding,
     transpose,
 )
-from harness.hal import OperandLifeTime, OperandType
+from harness.hal import OperandType
 from harness.hal import OperationType as O
 
 INT32 = OperandType.INT32
@@ -220,7 +219,7 @@ def _via_int8(op: Op, x: int, x_spec: TensorSpec) -> tuple[int, TensorSpec, Tens
     return converted, twin, _int8_twin(out_spec)
 
 
-@rule([O.CONV_2D, O.DEPTHWISE_CONV_2D], types=FLOAT_QUANT, check=_check_conv, roles=_conv_roles)
+@rule([O.CONV_2D, O.DEPTHWISE_CONV_2D], types=FLOAT_QUANT, check=_check_conv, roles=_conv_roles, half=True)
 def conv(op: Op) -> None:
     """HAL CONV_2D: inputs 0 input [N, H, W, C_in], 1 filter [C_out, FH, FW, C_in], 2 bias [C_out] (TENSOR_INT32
     with scale input * filter when quantized), then explicit 3-6 pad left/right/top/bottom, 7 stride w, 8
@@ -285,7 +284,7 @@ def _grouped_window(op: Op) -> Window:
     return _window(op, 3, 1, op.n_inputs == 12)
 
 
-@rule(O.GROUPED_CONV_2D, types=FLOAT_QUANT, check=_check_grouped, roles=_grouped_roles)
+@rule(O.GROUPED_CONV_2D, types=FLOAT_QUANT, check=_check_grouped, roles=_grouped_roles, half=True)
 def grouped_conv(op: Op) -> None:
     """HAL GROUPED_CONV_2D: inputs 0 input [N, H, W, C_in], 1 filter [C_out, FH, FW, C_in / groups], 2 bias
     [C_out], then explicit 3-6 pads, 7-8 strides, 9 groups, 10 activation, 11 layout, or implicit 3 padding
@@ -368,7 +367,7 @@ def _check_transpose_conv(op: Op) -> str | None:
     return None
 
 
-@rule(O.TRANSPOSE_CONV_2D, types=FLOAT_QUANT, check=_check_transpose_conv, roles=_transpose_conv_roles)
+@rule(O.TRANSPOSE_CONV_2D, types=FLOAT_QUANT, check=_check_transpose_conv, roles=_transpose_conv_roles, half=True)
 def transpose_conv(op: Op) -> None:
     """HAL TRANSPOSE_CONV_2D: inputs 0 input [N, H, W, C_in], 1 filter [C_out, FH, FW, C_in], 2 bias [C_out],
     then explicit 3-6 pad left/right/top/bottom, 7-8 strides, 9 activation, 10 layout, or implicit 3 output shape
@@ -431,7 +430,7 @@ def _check_fc(op: Op) -> str | None:
     return check_activation(op, 3)
 
 
-@rule(O.FULLY_CONNECTED, types=FLOAT_QUANT, params={3: "activation"}, check=_check_fc)
+@rule(O.FULLY_CONNECTED, types=FLOAT_QUANT, params={3: "activation"}, check=_check_fc, half=True)
 def fully_connected(op: Op) -> None:
     """HAL FULLY_CONNECTED: inputs 0 input (rank >= 2, read as [batch, input_size]), 1 weights [num_units,
     input_size], 2 bias [num_units] (TENSOR_INT32 with scale input * weights when quantized), 3 activation;
@@ -475,7 +474,7 @@ def _check_pool(op: Op) -> str | None:
     return None
 
 
-@rule(list(_POOLS), types=FLOAT_QUANT, check=_check_pool, roles=_pool_roles)
+@rule(list(_POOLS), types=FLOAT_QUANT, check=_check_pool, roles=_pool_roles, half=True)
 def pool(op: Op) -> None:
     """HAL AVERAGE_POOL_2D/MAX_POOL_2D/L2_POOL_2D: input 0 [N, H, W, C], then explicit 1-4 pad left/right/top/
     bottom, 5 stride w, 6 stride h, 7 filter w, 8 filter h, 9 activation, or implicit 1 padding scheme, 2-3
@@ -592,7 +591,7 @@ def softmax(op: Op) -> None:
     _along_last(op, _axis(op, 2), lambda x, out: op.emit("SOFTMAX", [x], [out], "SoftmaxOptions", beta=beta))
 
 
-@rule(O.LOG_SOFTMAX, types=FLOAT, params={1: "beta", 2: "axis"}, check=_check_axis(2))
+@rule(O.LOG_SOFTMAX, types=FLOAT, params={1: "beta", 2: "axis"}, check=_check_axis(2), half=True)
 def log_softmax(op: Op) -> None:
     """HAL LOG_SOFTMAX: inputs 0 input, 1 beta (FLOAT32), 2 axis (INT32); output 0 = beta * x - log(sum(exp(beta
     * x))) along the axis. TFLite LOG_SOFTMAX has no beta: MUL by beta first (none when beta is 1); the axis is
@@ -620,7 +619,7 @@ def _check_fixed_l2(op: Op) -> str | None:
     return None
 
 
-@rule(O.L2_NORMALIZATION, types=FLOAT_QUANT, params={1: "axis"}, check=_check_fixed_l2)
+@rule(O.L2_NORMALIZATION, types=FLOAT_QUANT, params={1: "axis"}, check=_check_fixed_l2, half=True)
 def l2_normalization(op: Op) -> None:
     """HAL L2_NORMALIZATION: inputs 0 input, 1 axis (optional INT32, default -1); output 0 = x / sqrt(sum(x^2))
     along the axis (quantized: scale 1/128, zero point 128 or 0). TFLite L2_NORMALIZATION along the last axis;
@@ -633,6 +632,7 @@ def l2_normalization(op: Op) -> None:
     types=FLOAT,
     params={1: "radius", 2: "bias", 3: "alpha", 4: "beta", 5: "axis"},
     check=_check_axis(5),
+    half=True,
 )
 def local_response_normalization(op: Op) -> None:
     """HAL LOCAL_RESPONSE_NORMALIZATION: inputs 0 input (rank 1-4), 1 radius (INT32), 2 bias, 3 alpha, 4 beta
@@ -684,6 +684,7 @@ def _check_resize(op: Op) -> str | None:
     types=FLOAT_QUANT,
     params={1: "width", 2: "height", 3: "layout", 4: "align_corners", 5: "half_pixel_centers"},
     check=_check_resize,
+    half=True,
 )
 def resize(op: Op) -> None:
     """HAL RESIZE_BILINEAR/RESIZE_NEAREST_NEIGHBOR: inputs 0 input [N, H, W, C], 1 new width and 2 new height
@@ -724,6 +725,7 @@ def _check_instance_norm(op: Op) -> str | None:
     types=FLOAT,
     params={1: "gamma", 2: "beta", 3: "epsilon", 4: "layout"},
     check=_check_instance_norm,
+    half=True,
 )
 def instance_normalization(op: Op) -> None:
     """HAL INSTANCE_NORMALIZATION: inputs 0 input [N, H, W, C], 1 gamma, 2 beta, 3 epsilon (FLOAT32), 4 layout
@@ -781,7 +783,7 @@ def embedding_lookup(op: Op) -> None:
     op.emit("EMBEDDING_LOOKUP", [op.input(0), op.input(1)], [op.output()])
 
 
-@rule(O.HASHTABLE_LOOKUP, types=FLOAT_QUANT | {I32}, type_input=2)
+@rule(O.HASHTABLE_LOOKUP, types=FLOAT_QUANT | {I32}, type_input=2, half=True)
 def hashtable_lookup(op: Op) -> None:
     """HAL HASHTABLE_LOOKUP: inputs 0 lookups (TENSOR_INT32 1-D), 1 keys (TENSOR_INT32 1-D, ascending), 2 values
     [keys, ...]; outputs 0 the rows of the matching keys (zeros where none matches), 1 hits (TENSOR_QUANT8_ASYMM,
@@ -793,13 +795,8 @@ _LSH_SPARSE_DEPRECATED, _LSH_DENSE, _LSH_SPARSE = 1, 2, 3
 
 
 def _check_lsh(op: Op) -> str | None:
-    if op.in_type(0) != F32:
-        return f"{op.name}: LiteRT's LSH_PROJECTION takes float32 hash functions only"
-    weight = op.operand(2)
-    if weight is not None and weight.lifetime == OperandLifeTime.SUBGRAPH_INPUT:
-        return f"{op.name}: the optional weight is a model input (it may be omitted at run time)"
-    if op.rank(0) != 2 or 0 in op.dims(0):
-        return f"{op.name}: the hash tensor's shape must be known"
+    if int(op.scalar(3)) == _LSH_SPARSE_DEPRECATED and (op.rank(0) != 2 or 0 in op.dims(0)):
+        return f"{op.name}: the deprecated sparse type needs the hash tensor's shape (its offsets are subtracted)"
     return None
 
 
@@ -809,10 +806,14 @@ def lsh_projection(op: Op) -> None:
     (optional FLOAT32 [input's dim 0]), 3 type (1 sparse deprecated, 2 dense, 3 sparse); output 0 TENSOR_INT32.
     TFLite LSH_PROJECTION with type SPARSE (1, which adds k << num_bits to hash function k's signature, the HAL's
     type 3) or DENSE (2). The HAL's deprecated sparse type 1 lacks the offset: TFLite's sparse result minus a
-    constant [k << num_bits]."""
+    constant [k << num_bits]. Both hash the seed as float32 bytes: float16 hash functions and weights are
+    converted to float32 (exactly); the input keeps its type, since its stored bytes are what is hashed."""
     kind = int(op.scalar(3))
     lsh_type = op.b.model.schema.LSHProjectionType
-    inputs = [op.input(0), op.input(1)] + ([op.input(2)] if op.has(2) else [])
+    def seeds(i: int) -> int:
+        return op.float32_input(i) if op.in_type(i) == F16 else op.input(i)
+
+    inputs = [seeds(0), op.input(1)] + ([seeds(2)] if op.has(2) else [])
     if kind == _LSH_DENSE:
         op.emit("LSH_PROJECTION", inputs, [op.output()], "LSHProjectionOptions", type=lsh_type.DENSE)
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from driver_under_test.backends.litert._graph import Op
+from driver_under_test.backends.litert._graph import Op, TensorSpec
 from driver_under_test.backends.litert._registry import rule
 from driver_under_test.backends.litert.rules._common import (
     BOOL8,
@@ -92,7 +92,7 @@ def concatenation(op: Op) -> None:
     op.emit("CONCATENATION", inputs, [op.output()], "ConcatenationOptions", axis=axis)
 
 
-@rule(O.SPLIT, types=NO_HALF, params={1: "axis", 2: "num_splits"})
+@rule(O.SPLIT, types=NO_HALF, params={1: "axis", 2: "num_splits"}, half=True)
 def split(op: Op) -> None:
     """HAL SPLIT: inputs 0 input, 1 axis (INT32, negative from the end), 2 num_splits (INT32); outputs
     0..num_splits-1 of equal size. TFLite SPLIT (inputs: axis tensor, input; numSplits option)."""
@@ -167,7 +167,11 @@ def tile(op: Op) -> None:
 
 
 @rule(
-    [O.SPACE_TO_DEPTH, O.DEPTH_TO_SPACE], types=FLOAT_QUANT, params={1: "block_size", 2: "layout"}, check=check_rank4
+    [O.SPACE_TO_DEPTH, O.DEPTH_TO_SPACE],
+    types=FLOAT_QUANT,
+    params={1: "block_size", 2: "layout"},
+    check=check_rank4,
+    half=True,
 )
 def space_depth(op: Op) -> None:
     """HAL SPACE_TO_DEPTH/DEPTH_TO_SPACE: inputs 0 input (4-D), 1 block_size (INT32), 2 layout (optional BOOL,
@@ -225,7 +229,7 @@ def rank(op: Op) -> None:
 # ---- arg, top-k, reductions ----
 
 
-@rule([O.ARGMAX, O.ARGMIN], types=NO_HALF, params={1: "axis"})
+@rule([O.ARGMAX, O.ARGMIN], types=NO_HALF, params={1: "axis"}, half=True)
 def arg_extreme(op: Op) -> None:
     """HAL ARGMAX/ARGMIN: inputs 0 input, 1 axis (INT32, negative from the end); output 0 TENSOR_INT32 (the
     first index of the extreme value, the axis removed). TFLite ARG_MAX/ARG_MIN with a constant axis tensor and
@@ -239,18 +243,18 @@ def arg_extreme(op: Op) -> None:
 
 
 def _check_topk(op: Op) -> str | None:
-    dims = op.dims(0)
-    if not dims or not dims[-1]:
-        return f"{op.name}: the last dimension must be known (ties are ordered by reversing it)"
+    if not op.dims(0):
+        return f"{op.name}: the input's rank must be known (ties are ordered by reversing its last axis)"
     return None
 
 
-@rule(O.TOPK_V2, types=FLOAT_QUANT | {I32}, params={1: "k"}, check=_check_topk)
+@rule(O.TOPK_V2, types=FLOAT_QUANT | {I32}, params={1: "k"}, check=_check_topk, half=True)
 def topk(op: Op) -> None:
     """HAL TOPK_V2: inputs 0 input, 1 k (INT32); outputs 0 values, 1 indices (TENSOR_INT32), the k largest along
     the last dimension in descending order, equal values with the larger index first (the HAL's reference sorts
     (value, index) pairs and reverses them). TFLite TOPK_V2 puts the smaller index first, so it runs on the
-    input reversed along the last axis (REVERSE_V2) and the indices are mapped back (n - 1 - index)."""
+    input reversed along the last axis (REVERSE_V2) and the indices are mapped back (n - 1 - index; n read from
+    the input's SHAPE when unknown)."""
     n = op.dims(0)[-1]
     rank = len(op.dims(0))
     spec = op.spec(0)
@@ -259,7 +263,17 @@ def topk(op: Op) -> None:
     indices = op.temp(op.out_spec(1))
     k = op.const(_int32(op.scalar(1)))
     op.emit("TOPK_V2", [reversed_input, k], [op.output(0), indices])
-    op.emit("SUB", [op.const(_int32(n - 1)), indices], [op.output(1)], "SubOptions")
+    if n:
+        last = op.const(_int32(n - 1))
+    else:
+        shape = op.temp(TensorSpec("INT32", (rank,)))
+        op.emit("SHAPE", [op.input(0)], [shape], "ShapeOptions", outType=op.b.model.schema.TensorType.INT32)
+        size = op.temp(TensorSpec("INT32", ()))
+        ends = [_int32([rank - 1]), _int32([rank]), _int32([1])]
+        op.emit("STRIDED_SLICE", [shape, *map(op.const, ends)], [size], "StridedSliceOptions", shrinkAxisMask=1)
+        last = op.temp(TensorSpec("INT32", ()))
+        op.emit("SUB", [size, op.const(_int32(1))], [last], "SubOptions")
+    op.emit("SUB", [last, indices], [op.output(1)], "SubOptions")
 
 
 _REDUCERS = {
@@ -273,7 +287,7 @@ _REDUCERS = {
 }
 
 
-@rule(list(_REDUCERS), types=FLOAT_QUANT | {BOOL8}, params={2: "keep_dims"})
+@rule(list(_REDUCERS), types=FLOAT_QUANT | {BOOL8}, params={2: "keep_dims"}, half=True)
 def reduce(op: Op) -> None:
     """HAL REDUCE_SUM/PROD/MAX/MIN/ANY/ALL: inputs 0 input, 1 axes (TENSOR_INT32 1-D; negative from the end,
     repeats allowed), 2 keep_dims (BOOL); MEAN: the same with keep_dims an INT32 (> 0 keeps); output 0. TFLite

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from driver_under_test.backends.litert import KernelSet, LiteRTProgram, translate
+from driver_under_test.backends.litert import KernelSet
 from harness.hal import (
     DataLocation,
     ErrorStatus,
@@ -19,7 +19,7 @@ from harness.hal import (
     numpy_dtype,
 )
 from harness.reference import run_model
-from tests.driver.backends.litert.cases import constant_reader, mismatches
+from tests.driver.backends.litert.cases import mismatches, run_translated
 
 T = OperandType
 L = OperandLifeTime
@@ -56,6 +56,14 @@ class Build:
         location = DataLocation(0, offset, array.nbytes)
         return self._add(Operand(type_, dims, 0, scale, zero_point, L.CONSTANT_COPY, location, extra))
 
+    def temporary(self, type_: int, dims, scale: float = 0.0, zero_point: int = 0) -> int:
+        """An operation's result that is not a model output."""
+        return self._add(Operand(type_, list(dims), 0, scale, zero_point, L.TEMPORARY_VARIABLE))
+
+    def absent(self, type_: int) -> int:
+        """An omitted optional input (NO_VALUE)."""
+        return self._add(Operand(type_, [], 0, 0.0, 0, L.NO_VALUE))
+
     def i32(self, value: int) -> int:
         """An INT32 constant scalar."""
         return self.const(T.INT32, value)
@@ -88,9 +96,8 @@ def check_against_reference(model: Model, inputs, kernel_sets=tuple(KernelSet)) 
     """Translate the model and run it on each kernel set; every output must match the reference."""
     expected = run_model(model, inputs)
     assert expected.status == ErrorStatus.NONE and not expected.unspecified, expected
-    flatbuffer = translate(model, constant_reader(model))
     for kernel_set in kernel_sets:
-        actual = LiteRTProgram(flatbuffer, kernel_set).run(inputs)
+        actual = run_translated(model, inputs, kernel_set)
         assert mismatches(model, inputs, expected.outputs, actual) == [], kernel_set
 
 

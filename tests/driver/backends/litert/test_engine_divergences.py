@@ -85,3 +85,67 @@ def test_litert_compares_quantized_values_at_their_real_values(kernel_set: Kerne
     interpreter.set_tensor(1, np.array([11, 201], dtype=np.uint8))
     interpreter.invoke()
     assert not interpreter.get_tensor(2).any()
+
+
+
+def _linked_rnn(time_major: bool, cross: bool):
+    """BIDIRECTIONAL_SEQUENCE_RNN over 3 steps of input size 1 with an auxiliary input: cross-linked (size 2, with
+    aux weights) or parallel (size 1, read by the backward cell instead of the input); no activation."""
+    rng = np.random.default_rng(5)
+    b = Build()
+
+    def shape(n: int) -> list[int]:
+        return [3, 1, n] if time_major else [1, 3, n]
+
+    def weights(*dims: int) -> int:
+        return b.const(T.TENSOR_FLOAT32, rng.uniform(-0.8, 0.8, dims))
+
+    aux_size = 2 if cross else 1
+    x = b.input(T.TENSOR_FLOAT32, shape(1))
+    cells = []
+    for _ in range(2):
+        cells += [weights(2, 1), weights(2, 2), weights(2), b.const(T.TENSOR_FLOAT32, np.zeros((1, 2)))]
+    aux = b.input(T.TENSOR_FLOAT32, shape(aux_size))
+    if cross:
+        aux_weights = [weights(2, aux_size), weights(2, aux_size)]
+    else:
+        aux_weights = [b.absent(T.TENSOR_FLOAT32), b.absent(T.TENSOR_FLOAT32)]
+    params = [b.i32(0), b.const(T.BOOL, time_major), b.const(T.BOOL, False)]
+    outputs = [b.output(T.TENSOR_FLOAT32, shape(2)), b.output(T.TENSOR_FLOAT32, shape(2))]
+    b.op(O.BIDIRECTIONAL_SEQUENCE_RNN, [x, *cells, aux, *aux_weights, *params], outputs)
+    values = [rng.uniform(-1, 1, shape(1)).astype(np.float32), rng.uniform(-1, 1, shape(aux_size)).astype(np.float32)]
+    return b.model(), values
+
+
+@pytest.mark.parametrize("kernel_set", list(KernelSet))
+@pytest.mark.parametrize(
+    ("time_major", "cross"),
+    [
+        (True, False),
+        (False, True),
+        pytest.param(
+            True,
+            True,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="LiteRT bug: time-major BIDIRECTIONAL_SEQUENCE_RNN steps through a cross-linked auxiliary "
+                "input with the input's size (s * input_size * batch) instead of its own, so an auxiliary input "
+                "wider than the input is read at the wrong offsets after the first step (the batch-major path "
+                "uses the auxiliary size)",
+            ),
+        ),
+        pytest.param(
+            False,
+            False,
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="LiteRT bug: batch-major BIDIRECTIONAL_SEQUENCE_RNN with an auxiliary input and no auxiliary "
+                "weights (the HAL's parallel linking: the backward cell reads the auxiliary input) feeds the "
+                "backward cell the input instead (the time-major path reads the auxiliary input)",
+            ),
+        ),
+    ],
+    ids=["time_major-parallel", "batch_major-cross", "time_major-cross", "batch_major-parallel"],
+)
+def test_bidirectional_rnn_reads_the_auxiliary_input(time_major: bool, cross: bool, kernel_set: KernelSet) -> None:
+    check_against_reference(*_linked_rnn(time_major, cross), (kernel_set,))

@@ -164,6 +164,41 @@ def test_uint8_conv_with_a_per_channel_filter_runs_through_int8() -> None:
     assert builtins_of(translate(model, constant_reader(model))) == ["QUANTIZE", "CONV_2D", "QUANTIZE"]
 
 
+# ---- float16 through float32 ----
+
+
+def half_model(kind: O, constant_rhs: bool):
+    b = Build()
+    x = b.input(T.TENSOR_FLOAT16, [2, 3])
+    y = b.const(T.TENSOR_FLOAT16, f32(2, 3)) if constant_rhs else b.input(T.TENSOR_FLOAT16, [2, 3])
+    out = b.output(T.TENSOR_FLOAT16, [2, 3])
+    b.op(kind, [x, y, b.i32(0)], [out])
+    return b.model(), [f32(2, 3).astype(np.float16) for _ in range(1 if constant_rhs else 2)]
+
+
+@pytest.mark.parametrize("constant", [False, True], ids=["input", "constant"])
+def test_float16_without_a_litert_kernel_runs_in_float32(constant: bool) -> None:
+    model, inputs = half_model(O.SUB, constant)
+    check_against_reference(model, inputs)
+    # Inputs CAST up (a constant is converted at translation time), the result CAST down.
+    expected = ["CAST", "SUB", "CAST"] if constant else ["CAST", "CAST", "SUB", "CAST"]
+    assert builtins_of(translate(model, constant_reader(model))) == expected
+
+
+def test_float16_with_litert_kernels_stays_float16() -> None:
+    model, inputs = half_model(O.ADD, False)
+    check_against_reference(model, inputs)
+    assert builtins_of(translate(model, constant_reader(model))) == ["ADD"]
+
+
+def test_a_uint16_cast_copies_the_stored_values() -> None:
+    b = Build()
+    x = b.input(T.TENSOR_QUANT16_ASYMM, [3], 0.125, 100)
+    out = b.output(T.TENSOR_QUANT16_ASYMM, [3], 0.125, 100)
+    b.op(O.CAST, [x], [out])
+    check_against_reference(b.model(), [np.array([0, 40000, 65535], dtype=np.uint16)])
+
+
 # ---- dynamic shapes ----
 
 
@@ -185,6 +220,16 @@ def test_an_input_of_unknown_rank_takes_the_actual_shape() -> None:
         a, b = f32(*shape), f32(*shape)
         (out,) = program.run([a, b])
         np.testing.assert_allclose(out, np.maximum(a + b, 0), rtol=1e-6)
+
+
+def test_topk_orders_ties_when_the_last_dimension_is_unknown() -> None:
+    b = Build()
+    x = b.input(T.TENSOR_FLOAT32, [2, 0])
+    values, indices = b.output(T.TENSOR_FLOAT32, [2, 2]), b.output(T.TENSOR_INT32, [2, 2])
+    b.op(O.TOPK_V2, [x, b.i32(2)], [values, indices])
+    model = b.model()
+    for row in ([1, 3, 3, 2], [5, 5, 5, 1, 5]):
+        check_against_reference(model, [np.asarray([row, row[::-1]], dtype=np.float32)])
 
 
 def test_a_missing_input_value_is_refused() -> None:
@@ -239,6 +284,10 @@ def test_the_flatbuffer_is_deterministic() -> None:
 def test_every_operation_is_translated_declared_unsupported_or_listed_as_not_written() -> None:
     for op in O:
         assert (op in RULES) + (op in UNSUPPORTED) + (op in NOT_YET_WRITTEN) == 1, op
+
+
+def test_no_operation_is_left_without_a_rule_or_a_decision() -> None:
+    assert NOT_YET_WRITTEN == frozenset()
 
 
 def test_every_rule_documents_its_hal_operands() -> None:
