@@ -193,22 +193,33 @@ def comparison(op: Op) -> None:
     """HAL EQUAL/NOT_EQUAL/GREATER/GREATER_EQUAL/LESS/LESS_EQUAL: inputs 0 input0, 1 input1 (broadcast; quantized
     inputs may have different scales); output 0 TENSOR_BOOL8, the comparison of the real values. TFLite's
     comparison of the same name. LiteRT compares quantized tensors after rescaling them to 1/256 of a real unit
-    (so with scale 0.001 the stored values 10 and 11 compare equal): quantized inputs are DEQUANTIZEd to float32
-    first, which is exact for equal parameters. TFLite orders no booleans: TENSOR_BOOL8 inputs of the ordering
-    comparisons are first CAST to INT32 (false 0 < true 1)."""
+    (so with scale 0.001 the stored values 10 and 11 compare equal), and its optimized DEQUANTIZE rounds the same
+    stored value differently in the vectorized body and the scalar tail of a tensor (so equal values compare
+    unequal after it): quantized inputs of equal scale and zero point compare as their stored integers (CAST to
+    INT32, exact), others as (q - zeroPoint) * scale computed in float32 (CAST, SUB, CAST, MUL: each exact or
+    correctly rounded, the same on every kernel set). TFLite orders no booleans: TENSOR_BOOL8 inputs of the
+    ordering comparisons are first CAST to INT32 (false 0 < true 1)."""
     builtin = _COMPARISONS[op.type]
     a, b = op.input(0), op.input(1)
     if op.in_type(0) == BOOL8 and op.type not in (O.EQUAL, O.NOT_EQUAL):
         a, b = _to_int32(op, a, op.spec(0)), _to_int32(op, b, op.spec(1))
     if op.in_type(0) in QUANT:
-        a, b = _dequantized(op, a, op.spec(0)), _dequantized(op, b, op.spec(1))
+        sa, sb = op.spec(0), op.spec(1)
+        a, b = _to_int32(op, a, sa), _to_int32(op, b, sb)
+        if (sa.scales, sa.zero_points) != (sb.scales, sb.zero_points):
+            a, b = _real_float32(op, a, sa), _real_float32(op, b, sb)
     op.emit(builtin, [a, b], [op.output()])
 
 
-def _dequantized(op: Op, tensor: int, spec: TensorSpec) -> int:
-    out = op.temp(spec.plain("FLOAT32"))
-    op.emit("DEQUANTIZE", [tensor], [out])
-    return out
+def _real_float32(op: Op, stored: int, spec: TensorSpec) -> int:
+    """(stored - zeroPoint) * scale in float32 from the stored values as INT32."""
+    centred = op.temp(spec.plain("INT32"))
+    op.emit("SUB", [stored, op.const(np.array(spec.zero_points[0], np.int32))], [centred])
+    as_float = op.temp(spec.plain("FLOAT32"))
+    op.emit("CAST", [centred], [as_float])
+    real = op.temp(spec.plain("FLOAT32"))
+    op.emit("MUL", [as_float, op.const(np.array(spec.scales[0], np.float32))], [real])
+    return real
 
 
 def _to_int32(op: Op, tensor: int, spec: TensorSpec) -> int:
