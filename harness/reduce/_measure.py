@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from harness.hal.sizes import QUANTIZED_TYPES, ZERO_POINT_RANGES
-from harness.reduce._graph import CONSTANTS, count_operations, is_tensor, lifetime, operand_type
+from harness.reduce._graph import count_operations, operand_type
 from harness.reduce._state import State
 from harness.reduce._values import middle_zero_point, real_one, real_zero
 
@@ -36,13 +36,10 @@ def cost(state: State) -> Cost:
 
 
 def _value_cost(state: State) -> int:
-    model = state.model
+    operands = state.model.get("operands", [])
     total = 0
-    inputs = set(model.get("inputIndexes", []))
-    for k, operand in enumerate(model.get("operands", [])):
-        value = state.values.get(k)
-        if value is None or not is_tensor(operand) or not (k in inputs or lifetime(operand) in CONSTANTS):
-            continue
+    for k, value in state.data().items():
+        operand = operands[k]
         zeros = value == real_zero(operand)
         ones = (value == real_one(operand, value)) & ~zeros
         total += 2 * int(value.size) - 2 * int(zeros.sum()) - int(ones.sum())

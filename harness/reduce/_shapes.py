@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.reduce._draft import Draft
-from harness.reduce._graph import CONSTANTS, Graph, is_tensor, lifetime
+from harness.reduce._graph import Graph, is_tensor
 from harness.reduce._state import State
 
 Axis = tuple[int, int]  # (operand index, axis)
@@ -18,13 +18,9 @@ Axis = tuple[int, int]  # (operand index, axis)
 def shape_drafts(state: State) -> list[Draft]:
     """Every dimension shrink of the state's model inputs and constants, those removing the most elements first."""
     base = state.graph()
-    inputs = {k: v for k in base.inputs if _shrinkable(base, v := base.values.get(k))}
-    constants = {
-        k: v
-        for k, operand in enumerate(base.operands)
-        if lifetime(operand) in CONSTANTS and _shrinkable(base, v := state.values.get(k))
-    }
-    tensors = {**inputs, **constants}
+    tensors = {k: v for k, v in state.data().items() if v.ndim > 0 and v.size > 1}
+    inputs = {k: v for k, v in tensors.items() if k in base.inputs}
+    constants = {k: v for k, v in tensors.items() if k not in base.inputs}
     drafts: list[Draft] = []
     seen: set[tuple] = set()
 
@@ -51,10 +47,6 @@ def shape_drafts(state: State) -> list[Draft]:
                 add(f"constant operand {k} axis {a}: {n} -> 1", [(k, a)], 1)
     drafts.sort(key=lambda d: -d.gain)
     return drafts
-
-
-def _shrinkable(graph: Graph, value: np.ndarray | None) -> bool:
-    return value is not None and value.ndim > 0 and value.size > 1
 
 
 def _smaller(n: int) -> list[int]:

@@ -30,6 +30,7 @@ from harness.case import (
 from harness.hal import ErrorStatus, Model, OperandLifeTime
 from harness.hal.values import constant_value
 from harness.reduce._graph import (
+    CONSTANTS,
     OUTPUT,
     TEMPORARY,
     Graph,
@@ -70,6 +71,19 @@ class State:
     def graph(self) -> Graph:
         """A new editable graph of the case's model."""
         return Graph(self.model, self.values)
+
+    def data(self) -> dict[int, np.ndarray]:
+        """The values of main's model inputs and constants of tensor types (what dimensions and values are made
+        simpler in), by operand index, the inputs first."""
+        operands = self.model.get("operands", [])
+        inputs = self.model.get("inputIndexes", [])
+        constants = [k for k, o in enumerate(operands) if lifetime(o) in CONSTANTS]
+        found = {}
+        for k in [*inputs, *constants]:
+            value = self.values.get(k)
+            if value is not None and is_tensor(operands[k]) and value.size > 0:
+                found[k] = value
+        return found
 
 
 def reducible(case: Mapping) -> bool:

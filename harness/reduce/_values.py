@@ -18,17 +18,14 @@ import numpy as np
 from harness.hal import OperandType
 from harness.hal.sizes import QUANTIZED_TYPES, ZERO_POINT_RANGES
 from harness.reduce._draft import Draft
-from harness.reduce._graph import CONSTANTS, Graph, is_tensor, lifetime, operand_type
+from harness.reduce._graph import Graph, operand_type
 from harness.reduce._state import State
 
 
 def value_drafts(state: State) -> list[Draft]:
     """Every value, quantization and relaxation simplification of the state's model."""
     base = state.graph()
-    tensors = {k: v for k in base.inputs if (v := base.values.get(k)) is not None and _data(base, k, v)}
-    for k, operand in enumerate(base.operands):
-        if lifetime(operand) in CONSTANTS and (v := state.values.get(k)) is not None and _data(base, k, v):
-            tensors[k] = v
+    tensors = state.data()
     drafts = quantization_drafts(base)
     simplifications: list[tuple[str, Callable[[dict, np.ndarray], np.ndarray | None]]] = [
         ("zeros", _zeros),
@@ -49,11 +46,6 @@ def value_drafts(state: State) -> list[Draft]:
         g.model["relaxComputationFloat32toFloat16"] = False
         drafts.append(Draft("relaxed", "compute float32 as float32 (not relaxed)", g.compact()))
     return drafts
-
-
-def _data(graph: Graph, k: int, value: np.ndarray) -> bool:
-    """A tensor with values (not a scalar parameter)."""
-    return is_tensor(graph.operands[k]) and value.size > 0
 
 
 def real_zero(operand: dict) -> int:
