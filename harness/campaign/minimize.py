@@ -1,8 +1,10 @@
 """Making a failing input smaller while it keeps failing the same way (the same verdict signature).
 
-Two ways. Structural: the case JSON is reduced directly, dropping list elements (operations, operands, values,
-dimensions, paths, ...) and zeroing numbers, each step kept only if the case still fails with the same signature;
-the oracle judges every reduced case afresh, so a reduction cannot turn a case into a false finding. Raw: when
+Two ways. Structural: the case JSON is reduced directly, each step kept only if the case still fails with the same
+signature; the oracle judges every reduced case afresh, so a reduction cannot turn a case into a false finding. A
+case whose model executes is first reduced as a graph (harness.reduce: operations isolated, cut or dropped,
+dimensions shrunk, values and quantization simplified, every step a valid case), then, like every other case, by
+dropping list elements (operations, operands, values, dimensions, paths, ...) and zeroing numbers. Raw: when
 the case cannot be replayed from its JSON, libFuzzer's crash minimization shrinks the fuzzer bytes; it only
 preserves "crashes", so the caller checks the signature of what it returns.
 """
@@ -21,12 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.campaign.workers import launched
+from harness.reduce import GraphReduction, reduce_graph, reducible
 from harness.runner.libfuzzer import fuzz_environment
 
 # Parts of a case that say what it is rather than what it holds: never reduced.
 FROZEN_KEYS = frozenset({"target", "version", "expect"})
 
 Path_ = tuple  # a location in a JSON tree: keys and indexes from the root
+
+# The share of the time left that the graph reduction may take; the generic reduction has the rest at least.
+GRAPH_SHARE = 0.75
 
 
 @dataclass
@@ -36,6 +42,34 @@ class Reduction:
     case: dict
     runs: int
     accepted: int
+    graph: GraphReduction | None = None  # the graph reduction that ran first, if the case's model executes
+
+    def sizes(self) -> dict[str, int]:
+        """The graph reduction's figures, as a finding's sizes record them (none without one)."""
+        graph = self.graph
+        if graph is None or graph.stopped == "not reducible":
+            return {}
+        return {
+            "operations_before": graph.operations[0],
+            "operations_after": graph.operations[1],
+            "elements_before": graph.elements[0],
+            "elements_after": graph.elements[1],
+            "graph_runs": graph.runs,
+            "graph_ms": round(graph.seconds * 1000),
+        }
+
+
+def reduce_structurally(case: dict, still_fails: Callable[[dict], bool], deadline: float) -> Reduction:
+    """The graph reduction (for a case whose model executes), then the generic one on what it left (reduce_case)."""
+    graph = None
+    if reducible(case):
+        graph_deadline = time.monotonic() + GRAPH_SHARE * max(deadline - time.monotonic(), 0.0)
+        graph = reduce_graph(case, still_fails, deadline=graph_deadline)
+        case = graph.case
+    reduction = reduce_case(case, still_fails, deadline)
+    if graph is None:
+        return reduction
+    return Reduction(reduction.case, reduction.runs + graph.runs, reduction.accepted + graph.accepted, graph)
 
 
 def _lists(node: object, path: Path_ = ()) -> Iterator[Path_]:

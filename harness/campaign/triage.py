@@ -23,7 +23,7 @@ from harness.campaign.events import Event, FindingReported, KnownRechecked, Unre
 from harness.campaign.finding import Finding, folder_files, read_folder, stored_findings
 from harness.campaign.findings_db import FIXED, NEW, REPRODUCING, FindingRecord, FindingsDB, now
 from harness.campaign.folder import RunFolder, publish_folder, remove_leftovers
-from harness.campaign.minimize import libfuzzer_minimize, reduce_case
+from harness.campaign.minimize import libfuzzer_minimize, reduce_structurally
 from harness.oracle.verdict import Verdict
 from harness.runner import RunResult, UnknownTarget, WorkerPool, WorkerStartError, decode_bytes, resolve_target
 from harness.runner.libfuzzer import FINDING_PREFIXES
@@ -204,9 +204,10 @@ class Triage:
                     last["result"] = r
                     return True
 
-                reduction = reduce_case(case, still_fails, deadline)
+                reduction = reduce_structurally(case, still_fails, deadline)
                 method = "structural" if reduction.accepted else "none"
-                return _reproduced(named, data, reduction.case, method, last["result"].traceback_text)
+                found = _reproduced(named, data, reduction.case, method, last["result"].traceback_text)
+                return replace(found, sizes=reduction.sizes())
         if not self.should_stop():
             work = self.run.root / "minimize" / signature
             smaller = libfuzzer_minimize(
@@ -269,7 +270,9 @@ class Triage:
     def _store(self, artifact: Path, data: bytes, finding: Finding) -> Finding:
         """Publish the finding's folder in this run (or take the one stored before a kill)."""
         folder = self.run.finding(finding.signature)
-        sizes = {"original": len(data), "input": len(finding.input) if finding.input is not None else None}
+        # Bytes of the artifact and of the input; how much the graph reduction removed, when it ran.
+        size = len(finding.input) if finding.input is not None else None
+        sizes = {**finding.sizes, "original": len(data), "input": size}
         finding = finding.placed(folder, self.run.name)
         finding = replace(finding, artifact=shown_path(artifact), sizes=sizes, stored=now())
         if not publish_folder(folder_files(finding, data), folder):

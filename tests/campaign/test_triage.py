@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.campaign import FIXED, NEW, REPRODUCING, FindingsDB
+from harness.campaign import FIXED, NEW, REPRODUCING, CampaignConfig, FindingsDB, TargetSpec
 from harness.campaign import events as ev
 from harness.campaign.finding import read_folder
 from harness.campaign.folder import RunFolder
@@ -88,3 +88,40 @@ def test_a_fixed_finding_found_again_keeps_the_new_input_instead_of_its_stale_on
     record = db.fetch(record.finding.signature)
     assert record.status == REPRODUCING and record.finding.case["extras"]["values"] == [0xAB, 0xCD]
     assert [what for run, _, _, what in db.sightings() if run == "night3"] == ["reopened"]
+
+
+def test_a_finding_whose_model_executes_is_reduced_as_a_graph_to_the_operation_at_fault(tmp_path: Path) -> None:
+    # A planted driver fault in ADD, in a five-operation model (tests.reduce.planted): the stored case is the ADD
+    # alone, failing with the artifact's signature, and the finding records how much the graph reduction removed.
+    spec = TargetSpec("tests.reduce.planted:TARGET", "planted", tmp_path / "fuzz_planted.py")
+    cfg = CampaignConfig(
+        targets=[spec],
+        out_dir=tmp_path / "run",
+        jobs=1,
+        driver="driver_under_test:create_device",
+        faults=["broadcast_wrong_axis"],
+        corpus_root=tmp_path / "corpus",
+        db_path=tmp_path / "f.sqlite",
+        timeout_s=5,
+        minimize_s=60.0,
+        coverage=False,
+    )
+    run = RunFolder(cfg.out_dir)
+    events: list = []
+    triage = Triage(cfg, run, FindingsDB(cfg.db_path), events.append)
+    try:
+        path = run.artifacts(spec.name) / "crash-1"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\x00")
+        verdict = triage.triage(spec, path)
+    finally:
+        triage.close()
+    [reported] = [e for e in events if isinstance(e, ev.FindingReported)]
+    finding = reported.finding
+    assert finding.signature == verdict.signature and finding.minimized == "structural"
+    case = json.loads((run.finding(finding.signature) / "case.json").read_text())
+    assert [op["type"] for op in case["model"]["operations"]] == ["ADD"]
+    info = json.loads((run.finding(finding.signature) / "finding.json").read_text())
+    assert (info["sizes"]["operations_before"], info["sizes"]["operations_after"]) == (5, 1)
+    assert info["sizes"]["elements_after"] < info["sizes"]["elements_before"]
+    assert info["sizes"]["graph_runs"] >= 1 and info["sizes"]["original"] == 1
