@@ -322,6 +322,8 @@ def _operand(model: Model, graph: Subgraph, index: int) -> str:
     text = f"{_type_name(operand.type)}"
     if operand.dimensions or _is_tensor(operand.type):
         text += f" {list(operand.dimensions)}"
+        if not operand.dimensions or 0 in operand.dimensions:
+            text += " (0 or no dimensions: unknown until run)"
     text += _quant(operand)
     lifetime = operand.lifetime
     if lifetime in (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE):

@@ -114,8 +114,8 @@ class Expected:
     def tolerance_json(self) -> dict:
         """tolerance.json: the criterion and, per output, its tolerance."""
         return {
-            "criterion": "|actual - expected| <= atol + rtol * |expected| per element (NN HAL 1.3 accuracy, "
-            "REQUIREMENTS O2); expected values NaN, infinite or above 1e3 in magnitude are not compared",
+            "criterion": "|actual - expected| <= atol + rtol * |expected| per element (the NN HAL 1.3 conformance "
+            "accuracy criterion); expected values NaN, infinite or above 1e3 in magnitude are not compared",
             "relaxed": self.relaxed,
             "quantized_operations": self.quantized_operations,
             "reference_status": self.reference_status,
