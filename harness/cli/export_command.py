@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from harness.campaign import Finding
     from harness.case import Case
     from harness.engines import Origin
+    from harness.hal import EngineModel
 
 EXIT_REPRODUCES, EXIT_NOT_ON_ENGINE = 0, 1
 EXPORT_DIR = "export"  # the default folder, inside the finding's folder
@@ -69,18 +70,37 @@ def build_parser() -> argparse.ArgumentParser:
 
 @dataclass
 class _Source:
-    """What to export: the case, where it came from, and the default folder."""
+    """What to export: the case, where it came from, and the default folder; `fallback`, the case the finding's
+    raw input decodes to, when its stored case is a reduced one."""
 
     case: Case
     origin: Origin
     out: Path
+    fallback: Case | None = None
+
+
+def _exportable(source: _Source, device: object) -> tuple[EngineModel, Case]:
+    """The engine model of the source's case, or of its fallback when the reduced case cannot be exported (a
+    reduction that dropped input values)."""
+    from harness.engines import NotExportable, engine_inputs, engine_model_of
+
+    try:
+        engine_inputs(source.case)
+        return engine_model_of(source.case, device), source.case
+    except NotExportable as exc:
+        if source.fallback is None:
+            raise
+        print(f"note: the finding's reduced case cannot be exported ({exc}); exporting its raw input's case")
+        source.case.close()
+        source.case = source.fallback
+        return engine_model_of(source.case, device), source.case
 
 
 @command("export")
 def main_export(argv: list[str]) -> int:
     """Run the command."""
     from harness.drivers import create_device
-    from harness.engines import NotExportable, UnknownFormat, engine_model_of, export_case
+    from harness.engines import NotExportable, UnknownFormat, export_case
 
     args = parse(build_parser(), argv)
     source = _source(args.finding, args.db)
@@ -92,7 +112,7 @@ def main_export(argv: list[str]) -> int:
     device = create_device(driver, faults=faults)
     case = source.case
     try:
-        engine_model = engine_model_of(case, device)
+        engine_model, case = _exportable(source, device)
         export = export_case(
             case,
             engine_model,
@@ -136,7 +156,7 @@ def _source(finding: str, db: Path | None) -> _Source:
             if not (path / FINDING_FILE).is_file():
                 raise Misuse(f"{path} is a folder without {FINDING_FILE}: pass a finding folder or a case JSON")
             found = read_folder(path, content=True)
-            return _Source(_case_of(found), _origin(found, str(path)), path / EXPORT_DIR)
+            return _Source(_case_of(found), _origin(found, str(path)), path / EXPORT_DIR, _raw_case_of(found))
         if path.is_file():
             if path.name == FINDING_FILE:
                 return _source(str(path.parent), db)
@@ -170,7 +190,7 @@ def _from_db(signature: str, db: Path | None) -> _Source:
     found = matches[0].finding
     folder = Path(found.folder) if found.folder else None
     out = folder / EXPORT_DIR if folder is not None and folder.is_dir() else Path("exports") / found.signature
-    return _Source(_case_of(found), _origin(found, found.folder), out)
+    return _Source(_case_of(found), _origin(found, found.folder), out, _raw_case_of(found))
 
 
 def _case_of(found: Finding) -> Case:
@@ -186,6 +206,15 @@ def _case_of(found: Finding) -> Case:
         if case is not None:
             return case
     raise Misuse(f"finding {found.signature} has no case to export (its input decodes to none)")
+
+
+def _raw_case_of(found: Finding) -> Case | None:
+    """The case a finding's raw input decodes to, when its stored case is another (a reduced one)."""
+    if found.case is None or found.input is None:
+        return None
+    from harness.runner.execute import decode_bytes, resolve_target
+
+    return decode_bytes(resolve_target(found.target_ref), found.input)
 
 
 def _load(path: Path, target: str | None) -> Case:

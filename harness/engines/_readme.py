@@ -68,7 +68,9 @@ def title(report: Report) -> str:
         return f"{engine} ({kernels} kernels) is killed by {run.signal_name} running a model of {what}"
     if run.outcome == RunOutcome.HANG:
         return f"{engine} ({kernels} kernels) never returns from a model of {what}"
-    if run.outcome == RunOutcome.ERROR and not run.matches:
+    if run.outcome == RunOutcome.ERROR:
+        if run.matches:  # the HAL prescribes a failure too
+            return f"{engine} ({kernels} kernels) raises on a model of {what}, as the HAL prescribes"
         return f"{engine} ({kernels} kernels) refuses a valid model of {what}"
     for position, comparison in enumerate(run.comparisons):
         if comparison is not None and not comparison.ok:
@@ -128,6 +130,13 @@ def _summary(report: Report, run: BareRun | None) -> list[str]:
     showing = report.bare.showing()
     shown = ", ".join(showing) if showing else "none"
     lines.append(f"Kernel sets that show it: {shown} (of {', '.join(report.bare.runs)}).")
+    lines.append("")
+    lines.append(
+        f"`{adapter.file_name}` is nnfuzz's translation of the NN HAL model below (some HAL operations become "
+        f"several {adapter.engine} operators). Where {adapter.engine} computes what its operators define (see the "
+        "operators listed below) and the values still differ from the HAL's, the fault is in the translation, not "
+        "in the engine."
+    )
     lines.append("")
     return lines
 

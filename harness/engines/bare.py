@@ -158,8 +158,12 @@ def expected_of(case: Case) -> Expected:
 
 def engine_inputs(case: Case) -> list[np.ndarray]:
     """Main's input values in HAL storage dtypes and actual shapes; NotExportable for an input without a value."""
+    live = case.materialized()
+    count = len(live.model.main.input_indexes)
+    if len(live.inputs) != count:
+        raise NotExportable(f"the case gives {len(live.inputs)} input values for main's {count} inputs")
     inputs = []
-    for position, value in enumerate(case.materialized().inputs):
+    for position, value in enumerate(live.inputs):
         if value is None:
             raise NotExportable(f"main input {position} has no value: an engine model reads every input")
         inputs.append(np.asarray(value))

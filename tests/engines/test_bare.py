@@ -8,7 +8,7 @@ import signal
 import pytest
 
 from driver_under_test import create_device, create_litert_device
-from harness.engines import NotExportable, RunOutcome, bare_runs, engine_model_of, expected_of
+from harness.engines import NotExportable, RunOutcome, bare_runs, engine_inputs, engine_model_of, expected_of
 from harness.hal import OperandType as T
 from tests.engines.planted import aborting_device, add_case, wrong_operation_device
 
@@ -63,3 +63,8 @@ def test_only_a_device_that_hands_out_an_engine_model_of_a_case_to_execute_can_b
     broken["model"]["operands"][0]["type"] = "TENSOR_INT32"  # ADD of int32 and float32 (V10)
     with pytest.raises(NotExportable, match="model is invalid"):
         engine_model_of(type(case).from_json(broken), create_litert_device())
+
+
+def test_a_case_without_a_value_for_every_input_has_nothing_to_run() -> None:
+    with pytest.raises(NotExportable, match="gives 1 input values for main's 2 inputs"):
+        engine_inputs(add_case().replace(inputs=add_case().inputs[:1]))
