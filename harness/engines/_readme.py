@@ -11,9 +11,10 @@ import numpy as np
 
 from harness import ops
 from harness.engines._semantics import FUSED_ACTIVATION, QUANTIZED_VALUES, RELAXED, semantics
+from harness.engines._words import first_line, type_name
 from harness.engines.adapter import EngineAdapter, RunOutcome
 from harness.engines.bare import BareRun, BareRuns, Expected
-from harness.hal import Model, OperandLifeTime, OperandType, Subgraph, SymmPerChannelQuantParams
+from harness.hal import Model, OperandLifeTime, Subgraph, SymmPerChannelQuantParams
 from harness.hal.sizes import QUANTIZED_TYPES
 from harness.hal.values import constant_value
 from harness.oracle.accuracy import SKIP_ABOVE
@@ -50,7 +51,7 @@ def operations_summary(model: Model) -> str:
     types: list[str] = []
     for op in main.operations:
         for index in op.outputs:
-            name = _type_name(main.operands[index].type)
+            name = type_name(main.operands[index].type)
             if name not in types:
                 types.append(name)
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
@@ -149,7 +150,7 @@ def _outcome_words(run: BareRun | None) -> str:
     if run.outcome == RunOutcome.HANG:
         return "never returns"
     if run.outcome == RunOutcome.ERROR:
-        return f"raises an error: `{_first_line(run.error)}`" + (
+        return f"raises an error: `{first_line(run.error)}`" + (
             "" if run.matches else ", where the model is valid and the expected values are defined"
         )
     if run.matches:
@@ -213,7 +214,7 @@ def _inputs_section(report: Report) -> list[str]:
     main = report.model.main
     for position, (index, value) in enumerate(zip(main.input_indexes, report.inputs)):
         operand = main.operands[index]
-        text = f"- input{position}: {_type_name(operand.type)} {list(np.shape(value))}{_quant(operand)}"
+        text = f"- input{position}: {type_name(operand.type)} {list(np.shape(value))}{_quant(operand)}"
         if 0 < np.size(value) <= _SMALL:
             text += f" = {np.asarray(value).reshape(-1).tolist()}"
         lines.append(text)
@@ -328,7 +329,7 @@ def _arg_names(operation: int, count: int) -> list[str]:
 
 def _operand(model: Model, graph: Subgraph, index: int) -> str:
     operand = graph.operands[index]
-    text = f"{_type_name(operand.type)}"
+    text = f"{type_name(operand.type)}"
     if operand.dimensions or _is_tensor(operand.type):
         text += f" {list(operand.dimensions)}"
         if not operand.dimensions or 0 in operand.dimensions:
@@ -368,19 +369,7 @@ def _quant(operand: object) -> str:
 
 
 def _is_tensor(operand_type: int) -> bool:
-    return _type_name(operand_type).startswith("TENSOR_")
-
-
-def _type_name(operand_type: int) -> str:
-    try:
-        return OperandType(operand_type).name
-    except ValueError:
-        return str(operand_type)
-
-
-def _first_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0] if lines else ""
+    return type_name(operand_type).startswith("TENSOR_")
 
 
 def _cell(text: str) -> str:

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from harness.case import Case
+from harness.engines._words import first_line, type_name
 from harness.engines.adapter import DEFAULT_TIMEOUT_S, EngineRun, RunOutcome, adapter_for
-from harness.hal import EngineExport, EngineModel, ErrorStatus, OperandType, numpy_dtype
+from harness.hal import EngineExport, EngineModel, ErrorStatus, numpy_dtype
 from harness.oracle.accuracy import SKIP_ABOVE, Comparison, accuracy_class, compare, tolerance_for
 from harness.oracle.outputs import quantized_operations, unspecified_outputs
 from harness.reference import validate_model
@@ -50,7 +51,7 @@ class ExpectedOutput:
     @property
     def type_name(self) -> str:
         """The operand type's HAL name."""
-        return _type_name(self.operand_type)
+        return type_name(self.operand_type)
 
     @property
     def accuracy_class(self) -> str:
@@ -228,7 +229,7 @@ class BareRun:
         if self.outcome == RunOutcome.HANG:
             return f"{self.kernel_set}: hang ({self.error})"
         if self.outcome == RunOutcome.ERROR:
-            return f"{self.kernel_set}: error: {_first_line(self.error)}"
+            return f"{self.kernel_set}: error: {first_line(self.error)}"
         if self.output_count_error:
             return f"{self.kernel_set}: {self.output_count_error}"
         for k, c in enumerate(self.comparisons):
@@ -331,18 +332,6 @@ def _stored(value: np.ndarray, operand_type: int) -> np.ndarray:
     if value.dtype == dtype or value.dtype.itemsize != dtype.itemsize or not same_kind:
         return value
     return value.astype(dtype)
-
-
-def _type_name(operand_type: int) -> str:
-    try:
-        return OperandType(operand_type).name
-    except ValueError:
-        return str(operand_type)
-
-
-def _first_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0] if lines else ""
 
 
 def _comparison_json(c: Comparison) -> dict:
