@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.cli.options import Misuse, add_faults, command, names, parse
+from harness.cli.options import Misuse, command, names, parse
 from harness.drivers import DEFAULT_DRIVER
-from harness.runner.libfuzzer import DRIVER_ENV
+from harness.runner.libfuzzer import DRIVER_ENV, FAULTS_ENV
 
 if TYPE_CHECKING:
     from harness.campaign import Finding
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 EXIT_REPRODUCES, EXIT_NOT_ON_ENGINE = 0, 1
 EXPORT_DIR = "export"  # the default folder, inside the finding's folder
+EXPORTS = Path("runs") / "exports"  # the default parent for a finding whose folder is gone
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         metavar="DIR",
-        help=f"where to write the folder (default: {EXPORT_DIR}/ in the finding's folder, or exports/SIGNATURE)",
+        help=f"where to write the folder (default: {EXPORT_DIR}/ in the finding's folder, or runs/exports/SIGNATURE)",
     )
     parser.add_argument(
         "--driver",
@@ -54,7 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the driver whose device gives the engine model (default: the finding's, else {DRIVER_ENV} or "
         f"{DEFAULT_DRIVER})",
     )
-    add_faults(parser)
+    parser.add_argument(
+        "--faults", help="faults to start the driver with, a,b (default: the finding's, else NNFUZZ_FAULTS)"
+    )
     parser.add_argument(
         "--kernels", metavar="K", help="the reproducer's default kernel set (default: the one the driver runs on)"
     )
@@ -106,7 +109,9 @@ def main_export(argv: list[str]) -> int:
     source = _source(args.finding, args.db)
     origin = source.origin
     driver = args.driver or origin.driver or os.environ.get(DRIVER_ENV) or DEFAULT_DRIVER
-    faults = names(args.faults) if args.faults else list(origin.faults)
+    faults = names(args.faults) if args.faults is not None else list(origin.faults)
+    if args.faults is None and not origin.signature:
+        faults = names(os.environ.get(FAULTS_ENV, ""))
     out = args.out or source.out
     _check_out(out)
     device = create_device(driver, faults=faults)
@@ -189,7 +194,7 @@ def _from_db(signature: str, db: Path | None) -> _Source:
         )
     found = matches[0].finding
     folder = Path(found.folder) if found.folder else None
-    out = folder / EXPORT_DIR if folder is not None and folder.is_dir() else Path("exports") / found.signature
+    out = folder / EXPORT_DIR if folder is not None and folder.is_dir() else EXPORTS / found.signature
     return _Source(_case_of(found), _origin(found, found.folder), out, _raw_case_of(found))
 
 

@@ -4,6 +4,7 @@ reproducer folder; bad input is misuse (exit 2) with a message that says what to
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -55,12 +56,16 @@ def test_a_case_json_and_a_database_signature_name_a_finding_too(tmp_path: Path,
     assert (tmp_path / "a" / "README.md").is_file()
 
     folder = _finding_folder(tmp_path / "run")
-    finding = Finding.from_json({**json.loads((folder / "finding.json").read_text()), "case": add_case().to_json()})
+    stored = json.loads((folder / "finding.json").read_text())
+    finding = Finding.from_json({**stored, "case": add_case().to_json(), "folder": str(folder)})
     db = FindingsDB(tmp_path / "findings.sqlite")
     db.save(FindingRecord(finding, "new", "t0", "run", "t0", "run"))
     monkeypatch.chdir(tmp_path)
     assert main(["export", "0123abcd", "--db", str(tmp_path / "findings.sqlite")]) == 0
-    assert (tmp_path / "exports" / "0123abcd4567ef89" / "repro.py").is_file()
+    assert (tmp_path / "run" / "findings" / "0123abcd4567ef89" / "export" / "repro.py").is_file()
+    db.save(FindingRecord(replace(finding, folder=""), "new", "t0", "run", "t0", "run"))  # its folder is gone
+    assert main(["export", "0123abcd", "--db", str(tmp_path / "findings.sqlite")]) == 0
+    assert (tmp_path / "runs" / "exports" / "0123abcd4567ef89" / "repro.py").is_file()
 
 
 def test_a_finding_that_does_not_show_on_the_engine_alone_exits_1(tmp_path: Path, capsys) -> None:
