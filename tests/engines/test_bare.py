@@ -5,10 +5,20 @@ from __future__ import annotations
 
 import signal
 
+import numpy as np
 import pytest
 
 from driver_under_test import create_device, create_litert_device
-from harness.engines import NotExportable, RunOutcome, bare_runs, engine_inputs, engine_model_of, expected_of
+from harness.engines import (
+    Expected,
+    ExpectedOutput,
+    NotExportable,
+    RunOutcome,
+    bare_runs,
+    engine_inputs,
+    engine_model_of,
+    expected_of,
+)
 from harness.hal import OperandType as T
 from tests.engines.planted import aborting_device, add_case, wrong_operation_device
 
@@ -68,3 +78,12 @@ def test_only_a_device_that_hands_out_an_engine_model_of_a_case_to_execute_can_b
 def test_a_case_without_a_value_for_every_input_has_nothing_to_run() -> None:
     with pytest.raises(NotExportable, match="gives 1 input values for main's 2 inputs"):
         engine_inputs(add_case().replace(inputs=add_case().inputs[:1]))
+
+
+def test_an_output_the_hal_leaves_unspecified_is_compared_by_shape_only() -> None:
+    out = ExpectedOutput(0, T.TENSOR_FLOAT32, np.zeros((2, 2), np.float32), 1e-5, 0.0, False, "unspecified")
+    expected = Expected((out,), relaxed=False, quantized_operations=0, reference_status="NONE")
+    (same_shape,) = expected.compare([np.ones((2, 2), np.float32)])
+    assert same_shape.ok and same_shape.ignored
+    (other_shape,) = expected.compare([np.ones(3, np.float32)])
+    assert not other_shape.ok and other_shape.shape_message
