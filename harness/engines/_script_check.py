@@ -147,7 +147,7 @@ def check_kernels(folder, kernels, tolerance, expected, timeout):
     print(f"\n== {ENGINE} kernel set: {describe_kernels(kernels)}")
     outcome, outputs, _, text = run_isolated(folder, kernels, timeout)
     if outcome == "crash":
-        print(f"CRASH: the engine {text}")
+        print(f"CRASH: the engine was {text}")
         return True
     if outcome == "hang":
         print(f"HANG: {text}")

@@ -83,5 +83,5 @@ def test_a_crash_is_reported_by_the_reproducer_with_its_signal(tmp_path: Path) -
     assert export.reproduces and export.title.startswith("LiteRT (reference kernels) is killed by SIGABRT")
     done = _repro(export.folder)
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "CRASH: the engine killed by signal 6 (SIGABRT)" in done.stdout
+    assert "CRASH: the engine was killed by signal 6 (SIGABRT)" in done.stdout
     assert "SIGABRT" in (export.folder / "README.md").read_text()
