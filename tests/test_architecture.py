@@ -81,7 +81,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("harness.ops",),
     ("harness.reference",),
     ("harness.oracle", "harness.case"),
-    ("harness.gen", "harness.paths", "harness.drivers", "harness.reduce"),
+    ("harness.gen", "harness.paths", "harness.drivers", "harness.reduce", "harness.engines"),
     ("harness.strategies", "harness.targets", "harness.conformance"),
     ("harness.runner",),
     ("harness.campaign", "harness.evaluate", "harness.bench"),

@@ -70,6 +70,12 @@ def _findings(argv: list[str]) -> int:
     return main_findings(argv)
 
 
+def _export(argv: list[str]) -> int:
+    from harness.cli.export_command import main_export
+
+    return main_export(argv)
+
+
 COMMANDS = {
     c.name: c
     for c in (
@@ -83,6 +89,7 @@ COMMANDS = {
         ),
         Command("campaign", "fuzz all targets for a time budget; triage, record and report the findings", _campaign),
         Command("findings", "list the findings database: signatures, status, first and last seen", _findings),
+        Command("export", "write a finding on an engine as a standalone reproducer for the engine's owner", _export),
     )
 }
 
