@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from hypothesis import event
+from hypothesis.control import currently_in_test_context
+
 from harness.case import Case
 from harness.case.files import dump_case
 from harness.oracle.verdict import Verdict
@@ -40,8 +43,13 @@ def save_failing_case(verdict: Verdict, case: Case) -> Path:
 
 
 def assert_passes(verdict: Verdict, case: Case) -> None:
-    """Fail the test unless the verdict is SUCCESS, explaining it and ending with the command that reproduces it."""
+    """Fail the test unless the verdict is SUCCESS or a registered known divergence of an engine (counted in the
+    test's statistics), explaining it and ending with the command that reproduces it."""
     if verdict.ok:
+        return
+    if "divergence" in verdict.extras:
+        if currently_in_test_context():
+            event(f"known divergence {verdict.extras['divergence']}")
         return
     command = repro_command(save_failing_case(verdict, case), case.target)
     raise AssertionError(f"{explain(verdict, case)}\nReproduce with: {command}")

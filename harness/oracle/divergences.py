@@ -11,10 +11,15 @@ engine's owners), "gap" (the engine lacks a kernel or a parameter range the HAL 
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from harness import ops
 from harness.hal import Model, OperandLifeTime, OperationType
+from harness.hal.values import constant_value
 from harness.oracle.verdict import Verdict
 
 # Rules under which an execution that should succeed shows up as failed or different between paths.
@@ -47,9 +52,12 @@ class Divergence:
     hal: str  # what the HAL says
     behaviour: str  # what the engine does
     matches: Callable[[Sighting], bool] = field(repr=False)
-    # A reduced case showing it: the model JSON of the case format and its input values, run by the execution
-    # target on each kernel set of the engine by the registry's test.
-    example: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def example(self) -> dict:
+        """A reduced case showing it: the model JSON of the case format and its input values (divergence_examples.json),
+        run by the execution target on each kernel set of the engine by the registry's test."""
+        return _examples()[self.id]
 
     def to_json(self) -> dict:
         """The entry for reports (without its matcher and example)."""
@@ -66,6 +74,12 @@ class Divergence:
 
 
 DIVERGENCES: dict[str, Divergence] = {}
+_EXAMPLES = Path(__file__).with_name("divergence_examples.json")
+
+
+@functools.cache
+def _examples() -> dict[str, dict]:
+    return json.loads(_EXAMPLES.read_text(encoding="utf-8"))
 
 
 def register(divergence: Divergence) -> Divergence:
@@ -88,6 +102,18 @@ def matching(sighting: Sighting) -> Divergence | None:
     return None
 
 
+def label(verdict: Verdict, model: Model, engine_identity: tuple[str, str] | None) -> Verdict:
+    """The verdict, marked with the registered divergence it shows (`extras["divergence"]`) when it is a failure on
+    a device over an engine (`engine_identity`: the engine and its version, the kernel set) that matches one."""
+    if verdict.ok or engine_identity is None:
+        return verdict
+    engine, kernel_set = engine_identity
+    found = matching(Sighting(engine.split()[0], kernel_set, model, verdict))
+    if found is None:
+        return verdict
+    return replace(verdict, extras={**verdict.extras, "divergence": found.id})
+
+
 def _operations(model: Model, op: OperationType) -> list:
     return [o for g in (model.main, *model.referenced) for o in g.operations if o.type == op]
 
@@ -98,8 +124,26 @@ def _constant_input(model: Model, op: OperationType) -> bool:
     return any(main.operands[o.inputs[0]].lifetime in _CONSTANT for o in main.operations if o.type == op and o.inputs)
 
 
-def _operand(type_: str, dims: list[int], lifetime: str, **more: object) -> dict:
-    return {"type": type_, "dimensions": dims, "scale": 0.0, "zeroPoint": 0, "lifetime": lifetime, **more}
+def _named_input(op_type: OperationType, name: str) -> int:
+    """The position of an operation's input of this name in its catalogue signature."""
+    return next(i for i, arg in enumerate(ops.get(op_type).signatures[0].inputs) if arg.name == name)
+
+
+_LSTMS = (OperationType.LSTM, OperationType.UNIDIRECTIONAL_SEQUENCE_LSTM, OperationType.BIDIRECTIONAL_SEQUENCE_LSTM)
+
+
+def _lstm_without_activation(s: Sighting) -> bool:
+    """An accuracy failure at an LSTM of the family whose activation is a constant NONE (0)."""
+    if not (s.verdict.rule or "").startswith("accuracy.") or s.verdict.locus not in {o.name for o in _LSTMS}:
+        return False
+    main = s.model.main
+    for op in main.operations:
+        if op.type in _LSTMS:
+            at = _named_input(OperationType(op.type), "activation")
+            value = constant_value(s.model, main, op.inputs[at]) if at < len(op.inputs) else None
+            if value is not None and int(value) == 0:
+                return True
+    return False
 
 
 register(
@@ -115,18 +159,6 @@ register(
         behaviour="the first invoke of the interpreter fails ('failed to setup XNNPACK runtime'); later invokes of "
         "the same interpreter succeed with the right values",
         matches=lambda s: s.verdict.rule in _STATUS_RULES and _constant_input(s.model, OperationType.DEQUANTIZE),
-        example={
-            "model": {
-                "operands": [
-                    _operand("TENSOR_QUANT8_ASYMM_SIGNED", [4], "CONSTANT_COPY", scale=0.5, value=[1, -2, 3, -4]),
-                    _operand("TENSOR_FLOAT32", [4], "SUBGRAPH_OUTPUT"),
-                ],
-                "operations": [{"type": "DEQUANTIZE", "inputs": [0], "outputs": [1]}],
-                "inputIndexes": [],
-                "outputIndexes": [1],
-            },
-            "inputs": [],
-        },
     )
 )
 
@@ -141,25 +173,11 @@ register(
         hal="LOCAL_RESPONSE_NORMALIZATION: sqr_sum[c] is the sum of input[c']^2 for c' in [c - radius, c + radius], "
         "both ends included (TFLite's own definition and its optimized kernel agree)",
         behaviour="the reference kernel sums over [c - radius, c + radius): channel c + radius is left out",
-        matches=lambda s: s.verdict.rule is not None
-        and s.verdict.rule.startswith("accuracy.")
-        and s.verdict.locus == "LOCAL_RESPONSE_NORMALIZATION",
-        example={
-            "model": {
-                "operands": [
-                    _operand("TENSOR_FLOAT32", [1, 1, 1, 6], "SUBGRAPH_INPUT"),
-                    _operand("INT32", [], "CONSTANT_COPY", value=[2]),
-                    _operand("FLOAT32", [], "CONSTANT_COPY", value=[1.0]),
-                    _operand("FLOAT32", [], "CONSTANT_COPY", value=[1.0]),
-                    _operand("FLOAT32", [], "CONSTANT_COPY", value=[0.5]),
-                    _operand("TENSOR_FLOAT32", [1, 1, 1, 6], "SUBGRAPH_OUTPUT"),
-                ],
-                "operations": [{"type": "LOCAL_RESPONSE_NORMALIZATION", "inputs": [0, 1, 2, 3, 4], "outputs": [5]}],
-                "inputIndexes": [0],
-                "outputIndexes": [5],
-            },
-            "inputs": [{"dimensions": [1, 1, 1, 6], "value": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]}],
-        },
+        matches=lambda s: (
+            s.verdict.rule is not None
+            and s.verdict.rule.startswith("accuracy.")
+            and s.verdict.locus == "LOCAL_RESPONSE_NORMALIZATION"
+        ),
     )
 )
 
@@ -175,18 +193,21 @@ register(
         behaviour="the reference op resolver registers no ELU kernel: creating the interpreter fails ('Didn't find "
         "op for builtin opcode ELU')",
         matches=lambda s: s.verdict.rule in _STATUS_RULES and bool(_operations(s.model, OperationType.ELU)),
-        example={
-            "model": {
-                "operands": [
-                    _operand("TENSOR_FLOAT32", [4], "SUBGRAPH_INPUT"),
-                    _operand("FLOAT32", [], "CONSTANT_COPY", value=[1.0]),
-                    _operand("TENSOR_FLOAT32", [4], "SUBGRAPH_OUTPUT"),
-                ],
-                "operations": [{"type": "ELU", "inputs": [0, 1], "outputs": [2]}],
-                "inputIndexes": [0],
-                "outputIndexes": [2],
-            },
-            "inputs": [{"dimensions": [4], "value": [-2.0, -1.0, 0.0, 1.0]}],
-        },
+    )
+)
+
+register(
+    Divergence(
+        id="litert-lstm-activation-none",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.LSTM,
+        nature="bug",
+        condition="LSTM, UNIDIRECTIONAL_SEQUENCE_LSTM or BIDIRECTIONAL_SEQUENCE_LSTM with the activation NONE (0)",
+        hal="LSTM: h_t = o_t (.) g(C_t), where g is the activation when it is not NONE (the identity for NONE); "
+        "C_t = f_t (.) C_{t-1} + i_t (.) g(Wxc x_t + Whc h_{t-1} + b_c)",
+        behaviour="for activation NONE the kernels leave their scratch buffer as it was: the output is o_t times "
+        "the cell gate instead of o_t times the new cell state",
+        matches=_lstm_without_activation,
     )
 )

@@ -1,15 +1,18 @@
 """What the property tests share: drawing a case through a target with Hypothesis and running it. A verdict is
-asserted with tests.verdicts.assert_passes, which says how to reproduce a failing one."""
+asserted with tests.verdicts.assert_passes, which says how to reproduce a failing one; on a device over an engine,
+a failure that is a registered known divergence is labelled as such (harness.oracle.divergences)."""
 
 from __future__ import annotations
 
 from hypothesis import reject
 
+from harness.case import Case
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import HypothesisSource
-from harness.hal import Device
+from harness.hal import Device, EngineExport
+from harness.oracle.divergences import label
 from harness.oracle.verdict import Verdict
-from harness.targets.base import Case, Target
+from harness.targets.base import Target
 
 
 def draw_case(target: Target, data: object) -> Case:
@@ -21,6 +24,8 @@ def draw_case(target: Target, data: object) -> Case:
 
 
 def judge(target: Target, data: object, device: Device) -> tuple[Verdict, Case]:
-    """Draw a case and run it."""
+    """Draw a case and run it; a failure on an engine that is a known divergence comes back labelled."""
     case = draw_case(target, data)
-    return target.run(case, device), case
+    verdict = target.run(case, device)
+    identity = device.engine_identity() if isinstance(device, EngineExport) else None
+    return label(verdict, case.materialized().model, identity), case
