@@ -17,11 +17,14 @@ from harness.oracle.verdict import Verdict
 from harness.runner.replay import repro_command, shown_path
 
 # finding.json's format. Version 1 (before findings were one record) had no "version" key and a "first" key
-# (new or known to the run that stored it, now in triage.jsonl only); it is read as it is.
-FINDING_VERSION = 2
+# (new or known to the run that stored it, now in triage.jsonl only); version 2 had no classification. Both are read
+# as they are.
+FINDING_VERSION = 3
 FINDING_FILE, CASE_FILE, INPUT_FILE = "finding.json", "case.json", "input.bin"
 ORIGINAL_FILE, TRACEBACK_FILE = "original.bin", "traceback.txt"
 FOLDER_FILES = (CASE_FILE, INPUT_FILE, ORIGINAL_FILE, TRACEBACK_FILE, FINDING_FILE)
+# An engine finding's standalone reproducer for the engine's owners (harness.engines.export_case), in its folder.
+EXPORT_FOLDER = "export"
 NO_TRACEBACK = "(no traceback: the verdict comes from the oracle)\n"
 # What reproduces the bug rather than describes it: the files of a folder, left out of finding.json.
 _CONTENT = ("input", "case", "traceback")
@@ -56,6 +59,21 @@ class Finding:
     repro: str = ""  # the `nnfuzz repro` command of its primary file
     repros: dict[str, str] = field(default_factory=dict)  # each stored input file's `nnfuzz repro` command
     stored: str = ""  # when its folder was written (ISO 8601 UTC)
+    # On a driver over a third-party engine: the differential re-runs' verdict (harness.campaign.classify), and the
+    # signature of the verdict it was triaged under (its own signature is then the classification's).
+    classification: dict | None = None
+    verdict_signature: str = ""
+
+    @property
+    def replay_signature(self) -> str:
+        """The verdict signature a replay of its input must give for it to reproduce."""
+        return self.verdict_signature or self.signature
+
+    @property
+    def cls(self) -> str:
+        """Its class on an engine (engine, translation, plumbing, divergence, unclassified); "" when unclassified
+        because it is the driver's own."""
+        return str(self.classification["class"]) if self.classification else ""
 
     @classmethod
     def named(cls, verdict: Verdict, target: str, target_ref: str, driver: str, faults: Sequence[str]) -> Finding:

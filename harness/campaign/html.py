@@ -143,6 +143,24 @@ def _files(row: dict) -> str:
     return " ".join(f'<a href="{escape(path)}">{escape(name)}</a>' for name, path in row.get("files", {}).items())
 
 
+def _class_cell(row: dict) -> str:
+    """A finding's class on an engine, with the kernel sets that show it or the divergence it is ("-" for the
+    driver's own findings)."""
+    c = row.get("classification")
+    if not c:
+        return "-"
+    detail = c.get("divergence") or ", ".join(c.get("kernel_sets", []))
+    reason = escape(c.get("reason", ""))
+    return f"<b>{escape(c['class'])}</b><br><small>{escape(detail)}</small><br><small>{reason}</small>"
+
+
+def _graph(row: dict) -> str:
+    """The reduced graph of a finding on an engine, one operation a line."""
+    if not row.get("classification") or not row.get("graph"):
+        return ""
+    return "<br><small><code>" + "<br>".join(escape(line) for line in row["graph"]) + "</code></small>"
+
+
 def render_html(report: dict) -> str:
     """The report page."""
     run, totals = report["run"], report["totals"]
@@ -211,9 +229,10 @@ def render_html(report: dict) -> str:
             (
                 f'<span class="{css}">{escape(label)}</span>',
                 f"<code>{escape(f['signature'])}</code>",
+                _class_cell(f),
                 escape(f["target"]),
                 escape(f["outcome"]),
-                f"<code>{escape(str(f['rule']))}</code><br>{escape(f['title'])}",
+                f"<code>{escape(str(f['rule']))}</code><br>{escape(f['title'])}{_graph(f)}",
                 _fmt(f["hits"]),
                 escape(f"{f['first_run']}"),
                 escape(f.get("minimized") or "-"),
@@ -222,8 +241,8 @@ def render_html(report: dict) -> str:
             )
         )
     if rows:
-        headers = ["status", "signature", "target", "outcome", "rule", "hits", "first run", "minimized", "files"]
-        out.append(_table([*headers, "reproduce"], rows, numeric=(5,)))
+        headers = ["status", "signature", "class", "target", "outcome", "rule", "hits", "first run", "minimized"]
+        out.append(_table([*headers, "files", "reproduce"], rows, numeric=(6,)))
     else:
         out.append("<p>No findings.</p>")
 

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from harness.campaign.config import CampaignConfig
-from harness.campaign.finding import FOLDER_FILES, Finding, stored_findings
+from harness.campaign.finding import EXPORT_FOLDER, FOLDER_FILES, Finding, stored_findings
 from harness.campaign.findings_db import FIXED, NEW, FindingRecord, FindingsDB, RunRecord
 from harness.campaign.folder import RunFolder, atomic_write_json, atomic_write_text
 
@@ -33,8 +33,12 @@ def _finding_row(run: RunFolder, finding: Finding, stored: bool, record: Finding
     files = {}
     if folder is not None and folder.is_dir():
         files = {name: _link(run, folder / name) for name in FOLDER_FILES if (folder / name).is_file()}
+        if (folder / EXPORT_FOLDER / "README.md").is_file():
+            files[EXPORT_FOLDER] = _link(run, folder / EXPORT_FOLDER)
     return {
         **finding.to_json(content=False),
+        "class": finding.cls,
+        "graph": reduced_graph(finding.case),
         "status": record.status if record else NEW,
         "new": bool(record and record.first_run == run.name),
         "first_seen": record.first_seen if record else None,
@@ -45,6 +49,27 @@ def _finding_row(run: RunFolder, finding: Finding, stored: bool, record: Finding
         "total_hits": record.hits if record else hits,
         "files": files,
     }
+
+
+# Findings on an engine first by class (bugs before divergences), then the driver's own findings.
+_CLASS_ORDER = {"engine": 0, "translation": 1, "plumbing": 2, "unclassified": 3, "divergence": 4, "": 5}
+
+
+def reduced_graph(case: dict | None) -> list[str]:
+    """A finding's (reduced) model, one line per operation of main: its type and its operands' types and shapes."""
+    if not case or not isinstance(case.get("model"), dict):
+        return []
+    operands = case["model"].get("operands", [])
+
+    def operand(i: int) -> str:
+        o = operands[i] if 0 <= i < len(operands) else {}
+        return f"{o.get('type', '?')}{o.get('dimensions', [])}"
+
+    return [
+        f"{op.get('type')}({', '.join(operand(i) for i in op.get('inputs', []))}) -> "
+        f"{', '.join(operand(i) for i in op.get('outputs', []))}"
+        for op in case["model"].get("operations", [])
+    ]
 
 
 def _previous_run(db: FindingsDB, run: RunFolder, driver: str) -> RunRecord | None:
@@ -79,7 +104,16 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
                 rows[signature] = _finding_row(run, records[signature].finding, False, records[signature], 0)
     for signature, what in rechecked.items():
         rows[signature]["rechecked"] = what
-    findings = sorted(rows.values(), key=lambda r: (not r["new"], r["status"] == FIXED, r["target"], r["signature"]))
+    findings = sorted(
+        rows.values(),
+        key=lambda r: (
+            _CLASS_ORDER.get(r["class"], 0),
+            not r["new"],
+            r["status"] == FIXED,
+            r["target"],
+            r["signature"],
+        ),
+    )
 
     active_s = float(state.get("active_s", 0.0))
     last = timeline[-1]["targets"] if timeline else {}
@@ -169,6 +203,7 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
             "execs": total_execs,
             "execs_per_second": round(total_execs / active_s, 1) if active_s else None,
             "findings": {"new": len(new), "reproducing": len(reproducing), "fixed": len(fixed)},
+            "by_class": _by_class(findings),
             "corpus_found": sum(t["corpus"]["found"] for t in targets.values()),
             "corpus_merged": sum(t["corpus"]["merged_added"] or 0 for t in targets.values()),
         },
@@ -181,6 +216,15 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
         "not_replayed": skipped,
         "errors": list(errors or []),
     }
+
+
+def _by_class(findings: list[dict]) -> dict[str, list[str]]:
+    """Signatures of the findings on an engine by class (divergences apart from the bugs); {} for a driver's own."""
+    classes: dict[str, list[str]] = {}
+    for f in findings:
+        if f.get("class"):
+            classes.setdefault(f["class"], []).append(f["signature"])
+    return classes
 
 
 def _artifact_path(entry: dict) -> str:

@@ -13,17 +13,23 @@ reproducing, or fixed.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.campaign.classify import classify
 from harness.campaign.config import CampaignConfig, TargetSpec
 from harness.campaign.events import Event, FindingReported, KnownRechecked, Unreproduced
-from harness.campaign.finding import Finding, folder_files, read_folder, stored_findings
+from harness.campaign.finding import EXPORT_FOLDER, Finding, folder_files, read_folder, stored_findings
 from harness.campaign.findings_db import FIXED, NEW, REPRODUCING, FindingRecord, FindingsDB, now
 from harness.campaign.folder import RunFolder, publish_folder, remove_leftovers
 from harness.campaign.minimize import libfuzzer_minimize, reduce_structurally
+from harness.case import Case
+from harness.drivers import create_device, variants
+from harness.engines import NotExportable, Origin, UnknownFormat, engine_model_of, export_case
+from harness.hal import EngineExport
 from harness.oracle.verdict import Verdict
 from harness.runner import RunResult, UnknownTarget, WorkerPool, WorkerStartError, decode_bytes, resolve_target
 from harness.runner.libfuzzer import FINDING_PREFIXES
@@ -88,12 +94,17 @@ class Triage:
                 self.hits[entry["signature"]] = self.hits.get(entry["signature"], 0) + 1
         # Whole (with their input, case and traceback), as the findings this run stores next.
         self.stored: dict[str, Finding] = stored_findings(run.findings, content=True)
+        # Verdict signatures of classified findings -> the signature they are stored under.
+        self.aliases = {f.verdict_signature: s for s, f in self.stored.items() if f.verdict_signature}
+        self.variant_pools: dict[str, WorkerPool] = {}  # the driver's variants, for classifying (see _classified)
 
     def close(self) -> None:
         """Stop the replay workers."""
         self.pool.close()
         if self.reference is not None:
             self.reference.close()
+        for pool in self.variant_pools.values():
+            pool.close()
 
     def key(self, spec: TargetSpec, artifact: Path) -> str:
         """The journal's name of an artifact."""
@@ -127,12 +138,9 @@ class Triage:
             self._journal({**entry, "outcome": "unreproduced"})
             self.emit(Unreproduced(spec.name, str(artifact)))
             return verdict
-        signature = verdict.signature
+        signature = self.aliases.get(verdict.signature, verdict.signature)
         if signature in self.stored:
-            self._count(signature)
-            self._journal({**entry, "outcome": verdict.outcome.value, "signature": signature, "as": "duplicate"})
-            self.emit(FindingReported(self.stored[signature], "duplicate"))
-            return verdict
+            return self._duplicate(entry, verdict, signature)
         named = Finding.named(verdict, spec.name, spec.ref, self.config.driver, self.config.faults)
         record = self.db.fetch(signature)
         # A fixed finding's stored input no longer fails: this artifact is the one to keep (minimized afresh).
@@ -142,12 +150,25 @@ class Triage:
             traceback_text = known.traceback or result.traceback_text
             found = _reproduced(named, known.input, known.case, known.minimized or "none", traceback_text)
         else:
-            found = self._minimize(spec, data, result, named)
+            found = self._classified(spec, self._minimize(spec, data, result, named))
+            if found.signature != signature:
+                self.aliases[verdict.signature] = signature = found.signature
+                if signature in self.stored:  # another graph of a bug this run has stored already
+                    return self._duplicate(entry, verdict, signature)
+                record = self.db.fetch(signature)
         finding = self._store(artifact, data, found)
+        if finding.cls == "engine" and record is None:
+            self._export(finding)
         kind = "known" if record is not None else "new"
         self._record(finding, record)
         self._journal({**entry, "outcome": verdict.outcome.value, "signature": signature, "as": kind})
         self.emit(FindingReported(finding, kind))
+        return verdict
+
+    def _duplicate(self, entry: dict, verdict: Verdict, signature: str) -> Verdict:
+        self._count(signature)
+        self._journal({**entry, "outcome": verdict.outcome.value, "signature": signature, "as": "duplicate"})
+        self.emit(FindingReported(self.stored[signature], "duplicate"))
         return verdict
 
     def skip(self, spec: TargetSpec, artifact: Path, reason: str) -> None:
@@ -190,16 +211,13 @@ class Triage:
             if again is not None and again.verdict.signature == signature:
                 baseline = self._baseline(spec, case)
                 last = {"result": again}
+                same = self._same_failure(result.verdict)
 
                 def still_fails(candidate: dict) -> bool:
                     if self.should_stop():
                         return False
                     r = self._replay(spec, candidate)
-                    if (
-                        r is None
-                        or r.verdict.signature != signature
-                        or not self._same_baseline(spec, candidate, baseline)
-                    ):
+                    if r is None or not same(r.verdict) or not self._same_baseline(spec, candidate, baseline):
                         return False
                     last["result"] = r
                     return True
@@ -229,6 +247,13 @@ class Triage:
                 ):
                     return _reproduced(named, smaller, again.case or case, "libfuzzer", again.traceback_text)
         return _reproduced(named, data, case, "none", result.traceback_text)
+
+    def _same_failure(self, verdict: Verdict) -> Callable[[Verdict], bool]:
+        """What a reduced case must still show: the same verdict signature; on an engine, the same outcome and rule
+        (a finding there is named after reduction, by the operation at its failing output: see _classified)."""
+        if self._on_engine() and not self.config.faults:
+            return lambda v: (v.outcome, v.rule) == (verdict.outcome, verdict.rule)
+        return lambda v: v.signature == verdict.signature
 
     def _decode(self, spec: TargetSpec, data: bytes) -> dict | None:
         """The case JSON of fuzzer bytes, decoded here (harness code only) when the replay died before saying."""
@@ -264,6 +289,60 @@ class Triage:
 
     def _same_baseline(self, spec: TargetSpec, payload: bytes | dict, baseline: str | None) -> bool:
         return self.reference is None or self._baseline(spec, payload) == baseline
+
+    # -- classifying --------------------------------------------------------------------------------------------------
+
+    def _classified(self, spec: TargetSpec, found: Finding) -> Finding:
+        """On a driver over a third-party engine, the finding classified by differential re-runs of its reduced case
+        and named by what that shows (harness.campaign.classify); other findings as they are."""
+        if self.config.faults or found.case is None or not self._on_engine() or self.should_stop():
+            return found
+        replayed = self._replay(spec, found.case)
+        if replayed is None or (replayed.verdict.outcome.value, replayed.verdict.rule) != (found.outcome, found.rule):
+            return found  # the reduced case does not reproduce alone: nothing to compare on the variants
+        result = classify(found.case, replayed.verdict, self.config.driver, self._replay_on)
+        if result is None:
+            return found
+        return replace(
+            found,
+            signature=result.signature(found.outcome),
+            verdict_signature=found.signature,
+            classification=result.to_json(),
+        )
+
+    @functools.cache  # noqa: B019  (one Triage per run: the cache dies with it)
+    def _on_engine(self) -> bool:
+        """True when the campaign's driver runs on a third-party engine and declares variants to compare with."""
+        if not variants(self.config.driver):
+            return False
+        device = create_device(self.config.driver)
+        return isinstance(device, EngineExport) and device.engine_identity() is not None
+
+    def _export(self, finding: Finding) -> None:
+        """Write the standalone reproducer of an engine finding into its folder (export/), for the engine's owners;
+        a finding that cannot be exported keeps its folder as it is."""
+        if finding.case is None:
+            return
+        case = Case.from_json(finding.case)
+        origin = Origin(finding.signature, finding.target, finding.outcome, finding.rule, finding.title,
+                        finding.details, finding.driver, tuple(finding.faults), finding.folder)  # fmt: skip
+        try:
+            engine_model = engine_model_of(case, create_device(self.config.driver))
+            export_case(case, engine_model, self.run.finding(finding.signature) / EXPORT_FOLDER, origin=origin)
+        except (NotExportable, UnknownFormat, ValueError, OSError):
+            return  # the finding stands without its reproducer; `nnfuzz export` says why
+        finally:
+            case.close()
+
+    def _replay_on(self, driver: str, case: dict) -> Verdict | None:
+        """A case replayed, isolated, on another variant of the driver (None when that variant cannot run it)."""
+        pool = self.variant_pools.get(driver)
+        if pool is None:
+            pool = self.variant_pools[driver] = WorkerPool(driver, [], replay_timeout(self.config))
+        try:
+            return pool.run(case["target"], case).verdict
+        except (WorkerStartError, UnknownTarget, ValueError):
+            return None
 
     # -- storing ------------------------------------------------------------------------------------------------------
 
@@ -315,7 +394,7 @@ class Triage:
                 replayed = self.pool.run(finding.target_ref, payload)
             except (UnknownTarget, ValueError):
                 continue
-            reproduces = replayed.verdict.signature == finding.signature
+            reproduces = replayed.verdict.signature == finding.replay_signature
             was = record.status
             if reproduces:
                 record.status = REPRODUCING if record.first_run != self.run.name else NEW

@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.cli.options import Misuse, command, parse
 
+if TYPE_CHECKING:
+    from harness.campaign import FindingRecord
+
 EXIT_OK = 0
+_CLASSES = ("engine", "translation", "plumbing", "unclassified", "divergence")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +29,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--status", choices=("new", "reproducing", "fixed"), help="only findings of this status")
     parser.add_argument("--target", help="only findings of this target")
+    parser.add_argument(
+        "--class",
+        dest="cls",
+        choices=("engine", "translation", "plumbing", "divergence", "unclassified"),
+        help="only findings on an engine of this class",
+    )
     parser.add_argument("--show", metavar="SIGNATURE", help="print one finding in full (a unique prefix will do)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--runs", action="store_true", help="list the campaigns instead")
@@ -55,6 +66,8 @@ def main_findings(argv: list[str]) -> int:
     records = db.records(args.status)
     if args.target:
         records = [r for r in records if r.finding.target == args.target]
+    if args.cls:
+        records = [r for r in records if r.finding.cls == args.cls]
     if args.show:
         matches = [r for r in records if r.finding.signature.startswith(args.show)]
         if len(matches) != 1:
@@ -78,19 +91,36 @@ def main_findings(argv: list[str]) -> int:
         print("no findings")
         return EXIT_OK
     width = max(len("target"), *(len(r.finding.target) for r in records))
-    print(
+    heading = (
         f"{'signature':16}  {'status':11}  {'target':{width}}  {'outcome':7}  {'first seen':20}  {'last seen':20}  rule"
     )
-    for r in records:
-        f = r.finding
-        print(
-            f"{f.signature:16}  {r.status:11}  {f.target:{width}}  {f.outcome:7}  {r.first_seen:20}  {r.last_seen:20}  "
-            f"{f.rule}: {f.title}"
-        )
-        if f.folder:
-            print(f"{'':18}{f.folder}  (run {r.first_run}{', fixed in ' + r.fixed_run if r.fixed_run else ''})")
+    # Findings on an engine grouped by class (bugs before divergences), then the driver's own.
+    for cls in (*_CLASSES, ""):
+        group = [r for r in records if r.finding.cls == cls]
+        if not group:
+            continue
+        print(f"== {cls} ({len(group)})" if cls else f"== the driver's own ({len(group)})")
+        print(heading)
+        for r in group:
+            _print_record(r, width)
     counts = {s: sum(1 for r in records if r.status == s) for s in ("new", "reproducing", "fixed")}
     print(
         f"{len(records)} finding(s): {counts['new']} new, {counts['reproducing']} reproducing, {counts['fixed']} fixed"
     )
     return EXIT_OK
+
+
+def _print_record(r: FindingRecord, width: int) -> None:
+    """One finding's lines: signature, status, target, outcome, dates, rule; its class's evidence; its folder."""
+    f = r.finding
+    print(
+        f"{f.signature:16}  {r.status:11}  {f.target:{width}}  {f.outcome:7}  {r.first_seen:20}  {r.last_seen:20}  "
+        f"{f.rule}: {f.title}"
+    )
+    c = f.classification
+    if c:
+        shown = c.get("divergence") or ", ".join(c.get("kernel_sets", [])) or "-"
+        print(f"{'':18}{c['class']} on {c.get('engine', '')} [{shown}]: {c.get('reason', '')}")
+    if f.folder:
+        fixed = ", fixed in " + r.fixed_run if r.fixed_run else ""
+        print(f"{'':18}{f.folder}  (run {r.first_run}{fixed})")

@@ -211,3 +211,35 @@ register(
         matches=_lstm_without_activation,
     )
 )
+
+
+def _parallel_aux_rnn(s: Sighting) -> bool:
+    """An accuracy failure at a BIDIRECTIONAL_SEQUENCE_RNN given an auxiliary input without auxiliary weights."""
+    op_type = OperationType.BIDIRECTIONAL_SEQUENCE_RNN
+    if not (s.verdict.rule or "").startswith("accuracy.") or s.verdict.locus != op_type.name:
+        return False
+    main = s.model.main
+    aux, weights = _named_input(op_type, "aux_input"), _named_input(op_type, "fw_aux_weights")
+    for op in main.operations:
+        if op.type == op_type and max(aux, weights) < len(op.inputs):
+            given = main.operands[op.inputs[aux]].lifetime != OperandLifeTime.NO_VALUE
+            if given and main.operands[op.inputs[weights]].lifetime == OperandLifeTime.NO_VALUE:
+                return True
+    return False
+
+
+register(
+    Divergence(
+        id="litert-bidirectional-rnn-parallel-aux",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.BIDIRECTIONAL_SEQUENCE_RNN,
+        nature="bug",
+        condition="BIDIRECTIONAL_SEQUENCE_RNN with an auxiliary input and no auxiliary weights (parallel linking), "
+        "batch-major",
+        hal="BIDIRECTIONAL_SEQUENCE_RNN with parallel linking: the forward cell reads the input and the backward cell "
+        "reads the auxiliary input",
+        behaviour="the backward cell reads the input instead of the auxiliary input",
+        matches=_parallel_aux_rnn,
+    )
+)
