@@ -521,7 +521,7 @@ _ACTIVATION_BUILTINS = {1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
 def _padded_mean_pool(op: Op, x: int, spec: TensorSpec, pads, win: Window, filter_hw, act: int, out: int) -> None:
     """Float AVERAGE/L2 pool over explicitly padded input with the HAL's divisor (the real elements in each
     window): AVERAGE_POOL over the zero-padded input gives sum / area, over a padded tensor of ones count / area;
-    their quotient (DIV, with the activation fused) is sum / count. L2: the same over x * x, then SQRT (and the
+    their quotient (DIV, with the activation fused) is sum / count (0 where a window holds no real element). L2: the same over x * x, then SQRT (and the
     activation as its own operator)."""
     free = spec.with_shape(None)
     source = x
@@ -537,6 +537,12 @@ def _padded_mean_pool(op: Op, x: int, spec: TensorSpec, pads, win: Window, filte
     _emit_pool(op, "AVERAGE_POOL_2D", padded, sums, "VALID", win, filter_hw, 0)
     padded_ones, _ = _pad_nhwc(op, ones, spec, pads)
     _emit_pool(op, "AVERAGE_POOL_2D", padded_ones, counts, "VALID", win, filter_hw, 0)
+    # A window over padding only has sum 0 and count 0; the HAL's result there is 0, not 0/0. Any positive floor
+    # below the smallest real count (1 / area) leaves the other windows' divisor untouched.
+    floored = op.temp(free)
+    floor = np.float32(0.5 / (filter_hw[0] * filter_hw[1]))
+    op.emit("MAXIMUM", [counts, op.const(floor)], [floored])
+    counts = floored
     if op.type == O.AVERAGE_POOL_2D:
         op.emit("DIV", [sums, counts], [out], "DivOptions", fusedActivationFunction=act)
         return

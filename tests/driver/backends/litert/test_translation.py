@@ -134,8 +134,10 @@ def test_max_pool_with_explicit_padding_pads_with_the_lowest_value(nchw: bool) -
 
 @pytest.mark.parametrize("kind", [O.AVERAGE_POOL_2D, O.L2_POOL_2D])
 @pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
-def test_float_mean_pools_with_padding_beyond_same_divide_by_the_real_elements(kind: O, nchw: bool) -> None:
-    model = pool_model(kind, (1, 0, 1, 0), nchw)
+# (2, 0, 2, 0): the first row and column of windows hold padding only, where the HAL's result is 0 (not 0 / 0).
+@pytest.mark.parametrize("pads", [(1, 0, 1, 0), (2, 0, 2, 0)], ids=["partial", "padding-only"])
+def test_float_mean_pools_with_padding_beyond_same_divide_by_the_real_elements(kind: O, nchw: bool, pads) -> None:
+    model = pool_model(kind, pads, nchw)
     check_against_reference(model, [f32(1, 3, 4, 4) if nchw else f32(1, 4, 4, 3)])
     assert "PAD" in builtins_of(translate(model, constant_reader(model)))
 
