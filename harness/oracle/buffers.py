@@ -39,7 +39,7 @@ from harness.hal import (
     merge_dimensions,
 )
 from harness.oracle.accuracy import compare
-from harness.oracle.outputs import quantized_operations, unspecified_outputs
+from harness.oracle.outputs import output_producer, quantized_operations, unspecified_outputs
 from harness.oracle.rules import (
     _DATA_FAILURES,
     MISSED_DEADLINE,
@@ -154,6 +154,7 @@ class Content:
     exact: bool
     relaxed: bool = False
     quantized_operations: int = 1  # of the model that computed it (the random-graph criterion for quantized values)
+    locus: str = ""  # the operation that computed it, named by a wrong read-back
 
 
 @dataclass
@@ -378,6 +379,7 @@ def judge_copy_to(
                     VALUES_MATCH_REFERENCE,
                     f"{what}: the buffer an execution wrote differs from the reference",
                     f"{comparison.describe()}; {b.describe()}",
+                    locus=content.locus,
                 )
     b.content = Content(content.dims, actual, exact=True)
     return None
@@ -623,7 +625,8 @@ def _written(b: BufferModel, use: LegalUse, status: ErrorStatus, allowed: bool) 
         value = use.reference.outputs[out]
         judged = value if out not in unspecified_outputs(model) else None
         relaxed = model.relax_computation_float32_to_float16
-        b.write(Content(tuple(np.shape(value)), judged, False, relaxed, quantized_operations(model)))
+        locus = output_producer(model, out)
+        b.write(Content(tuple(np.shape(value)), judged, False, relaxed, quantized_operations(model), locus))
     elif status == ErrorStatus.INVALID_ARGUMENT:
         b.unsure()
     else:
@@ -646,4 +649,6 @@ def _judge_values(use: LegalUse, path: str) -> Breach | None:
     )
     if finding is None:
         return None
-    return Breach(VALUES_MATCH_REFERENCE, f"{finding.title} ({finding.rule})", finding.details, path=path)
+    output, title = finding.output, f"{finding.title} ({finding.rule})"
+    locus = output_producer(use.model, output) if output is not None else ""
+    return Breach(VALUES_MATCH_REFERENCE, title, finding.details, path=path, output=output, locus=locus)

@@ -114,6 +114,16 @@ def label(verdict: Verdict, model: Model, engine_identity: tuple[str, str] | Non
     return replace(verdict, extras={**verdict.extras, "divergence": found.id})
 
 
+# Rules whose breach means wrong output values: the accuracy rules, and the memory-domain rule that wraps them for
+# executions reading or writing a device buffer.
+_WRONG_VALUE_RULES = ("accuracy.", "memory_domain.values_match_reference")
+
+
+def _wrong_values_at(s: Sighting, *operations: str) -> bool:
+    """The sighting is a wrong-values failure at an output written by one of these operations (type names)."""
+    return (s.verdict.rule or "").startswith(_WRONG_VALUE_RULES) and s.verdict.locus in operations
+
+
 def _operations(model: Model, op: OperationType) -> list:
     return [o for g in (model.main, *model.referenced) for o in g.operations if o.type == op]
 
@@ -134,7 +144,7 @@ _LSTMS = (OperationType.LSTM, OperationType.UNIDIRECTIONAL_SEQUENCE_LSTM, Operat
 
 def _lstm_without_activation(s: Sighting) -> bool:
     """An accuracy failure at an LSTM of the family whose activation is a constant NONE (0)."""
-    if not (s.verdict.rule or "").startswith("accuracy.") or s.verdict.locus not in {o.name for o in _LSTMS}:
+    if not _wrong_values_at(s, *(o.name for o in _LSTMS)):
         return False
     main = s.model.main
     for op in main.operations:
@@ -173,11 +183,7 @@ register(
         hal="LOCAL_RESPONSE_NORMALIZATION: sqr_sum[c] is the sum of input[c']^2 for c' in [c - radius, c + radius], "
         "both ends included (TFLite's own definition and its optimized kernel agree)",
         behaviour="the reference kernel sums over [c - radius, c + radius): channel c + radius is left out",
-        matches=lambda s: (
-            s.verdict.rule is not None
-            and s.verdict.rule.startswith("accuracy.")
-            and s.verdict.locus == "LOCAL_RESPONSE_NORMALIZATION"
-        ),
+        matches=lambda s: _wrong_values_at(s, "LOCAL_RESPONSE_NORMALIZATION"),
     )
 )
 
@@ -216,7 +222,7 @@ register(
 def _parallel_aux_rnn(s: Sighting) -> bool:
     """An accuracy failure at a BIDIRECTIONAL_SEQUENCE_RNN given an auxiliary input without auxiliary weights."""
     op_type = OperationType.BIDIRECTIONAL_SEQUENCE_RNN
-    if not (s.verdict.rule or "").startswith("accuracy.") or s.verdict.locus != op_type.name:
+    if not _wrong_values_at(s, op_type.name):
         return False
     main = s.model.main
     aux, weights = _named_input(op_type, "aux_input"), _named_input(op_type, "fw_aux_weights")
@@ -241,5 +247,43 @@ register(
         "reads the auxiliary input",
         behaviour="the backward cell reads the input instead of the auxiliary input",
         matches=_parallel_aux_rnn,
+    )
+)
+
+
+def _time_major_cross_aux_rnn(s: Sighting) -> bool:
+    """An accuracy failure at a time-major BIDIRECTIONAL_SEQUENCE_RNN whose auxiliary input, read through auxiliary
+    weights, is not as wide as its input."""
+    op_type = OperationType.BIDIRECTIONAL_SEQUENCE_RNN
+    if not _wrong_values_at(s, op_type.name):
+        return False
+    main = s.model.main
+    aux, weights, major = (_named_input(op_type, n) for n in ("aux_input", "fw_aux_weights", "time_major"))
+    for op in main.operations:
+        if op.type != op_type or max(aux, weights, major) >= len(op.inputs):
+            continue
+        time_major = constant_value(s.model, main, op.inputs[major])
+        x, aux_x = main.operands[op.inputs[0]], main.operands[op.inputs[aux]]
+        linked = aux_x.lifetime != OperandLifeTime.NO_VALUE
+        linked = linked and main.operands[op.inputs[weights]].lifetime != OperandLifeTime.NO_VALUE
+        widths = (x.dimensions[-1:], aux_x.dimensions[-1:])
+        if linked and time_major is not None and bool(time_major) and widths[0] != widths[1]:
+            return True
+    return False
+
+
+register(
+    Divergence(
+        id="litert-bidirectional-rnn-time-major-cross-aux",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.BIDIRECTIONAL_SEQUENCE_RNN,
+        nature="bug",
+        condition="time-major BIDIRECTIONAL_SEQUENCE_RNN with an auxiliary input and auxiliary weights (cross "
+        "linking), the auxiliary input not as wide as the input",
+        hal="BIDIRECTIONAL_SEQUENCE_RNN with cross linking: at each step both cells add aux_weights * aux_input[t]",
+        behaviour="the time-major kernel steps through the auxiliary input by the input's width instead of its own, "
+        "so every step after the first reads the auxiliary input at the wrong offset",
+        matches=_time_major_cross_aux_rnn,
     )
 )
