@@ -521,8 +521,8 @@ _ACTIVATION_BUILTINS = {1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
 def _padded_mean_pool(op: Op, x: int, spec: TensorSpec, pads, win: Window, filter_hw, act: int, out: int) -> None:
     """Float AVERAGE/L2 pool over explicitly padded input with the HAL's divisor (the real elements in each
     window): AVERAGE_POOL over the zero-padded input gives sum / area, over a padded tensor of ones count / area;
-    their quotient (DIV, with the activation fused) is sum / count (0 where a window holds no real element). L2: the same over x * x, then SQRT (and the
-    activation as its own operator)."""
+    their quotient (DIV, with the activation fused) is sum / count (0 where a window holds no real element). L2:
+    the same over x * x, then SQRT (and the activation as its own operator)."""
     free = spec.with_shape(None)
     source = x
     if op.type == O.L2_POOL_2D:
