@@ -22,6 +22,11 @@ detection, control_flow), `UNSUPPORTED` the operations decided unmappable, with 
 variable tensors (rules/recurrent.py), DETECTION_POSTPROCESSING to LiteRT's custom TFLite_Detection_PostProcess,
 RANDOM_MULTINOMIAL to MULTINOMIAL.
 
+Kernel limits: quantization parameters the HAL allows but a LiteRT kernel refuses before computing (in its Prepare,
+or the XNNPACK delegate when it builds its runtime) make the operation unsupported, on all three kernel sets since
+support cannot depend on the kernel set; each rule describes the builtins it emits to the table of limits
+(rules/_limits.py), whose reasons name the kernel and the kernel sets that refuse.
+
 Float16: rules whose LiteRT kernels take TENSOR_FLOAT16 on all three kernel sets translate it as it is; the others
 (`Rule.half`) compute it in float32: float16 inputs converted (constants at translation time, others by CAST), the
 float32 builtin, CAST of the results back to float16, which stays within the HAL's float16 tolerance.

@@ -24,6 +24,7 @@ from driver_under_test.backends.litert.rules._common import (
     check_activation,
     requantize,
 )
+from driver_under_test.backends.litert.rules._limits import Kernel, refusal
 from harness.hal import OperationType as O
 
 # ---- binary arithmetic with a fused activation ----
@@ -36,12 +37,21 @@ def _check_int_activation(op: Op) -> str | None:
     return reason
 
 
+def _check_arithmetic(op: Op) -> str | None:
+    """ADD/SUB/MUL: the activation, then the limits of LiteRT's quantized kernel."""
+    reason = _check_int_activation(op)
+    if reason is not None:
+        return reason
+    builtin = _ARITH_BUILTINS[op.type][0]
+    return refusal(Kernel(op.name, builtin, op.spec(0), op.out_spec(), activation=activation(op, 2)))
+
+
 _ARITH_BUILTINS = {O.ADD: ("ADD", "AddOptions"), O.SUB: ("SUB", "SubOptions"), O.MUL: ("MUL", "MulOptions")}
 
 
 # LiteRT's SUB has no float16 kernel (optimized and reference kernel sets): float16 SUB runs in float32.
-@rule(O.SUB, types=FLOAT_QUANT | {I32}, params={2: "activation"}, check=_check_int_activation, half=True)
-@rule([O.ADD, O.MUL], types=FLOAT_QUANT | {I32, F16}, params={2: "activation"}, check=_check_int_activation)
+@rule(O.SUB, types=FLOAT_QUANT | {I32}, params={2: "activation"}, check=_check_arithmetic, half=True)
+@rule([O.ADD, O.MUL], types=FLOAT_QUANT | {I32, F16}, params={2: "activation"}, check=_check_arithmetic)
 def arithmetic(op: Op) -> None:
     """HAL ADD/SUB/MUL: inputs 0 input0, 1 input1 (broadcast against input0), 2 activation (INT32 constant);
     output 0. TFLite ADD/SUB/MUL with the activation fused; quantized operands may each have their own scale and
@@ -117,7 +127,12 @@ for _kind, (_builtin, _types) in _UNARY.items():
 _ACTIVATIONS = {O.RELU: "RELU", O.RELU1: "RELU_N1_TO_1", O.RELU6: "RELU6", O.HARD_SWISH: "HARD_SWISH"}
 
 
-@rule([O.RELU, O.RELU1, O.RELU6, O.HARD_SWISH], types=FLOAT_QUANT, half=True)
+def _check_relu_family(op: Op) -> str | None:
+    """The limits of LiteRT's quantized kernel (only HARD_SWISH's has any)."""
+    return refusal(Kernel(op.name, _ACTIVATIONS[op.type], op.spec(0), op.out_spec()))
+
+
+@rule([O.RELU, O.RELU1, O.RELU6, O.HARD_SWISH], types=FLOAT_QUANT, check=_check_relu_family, half=True)
 def relu_family(op: Op) -> None:
     """HAL RELU/RELU1/RELU6/HARD_SWISH: input 0; output 0 (quantized: its own scale and zero point). TFLite
     RELU/RELU_N1_TO_1/RELU6/HARD_SWISH, which requantize into the output's parameters."""

@@ -38,6 +38,8 @@ from driver_under_test.backends.litert.rules._common import (
     same_padding,
     transpose,
 )
+from driver_under_test.backends.litert.rules._limits import Kernel, refusal
+from harness.hal import OperandLifeTime as L
 from harness.hal import OperandType
 from harness.hal import OperationType as O
 
@@ -192,13 +194,39 @@ def _conv_window(op: Op) -> Window:
 
 
 def _check_conv(op: Op) -> str | None:
-    reason = _check_conv_common(op, _conv_window(op))
+    win = _conv_window(op)
+    reason = _check_conv_common(op, win)
     if reason:
         return reason
     channel_dim = 3 if op.type == O.DEPTHWISE_CONV_2D else 0
     if op.in_type(1) == Q8_PC and op.spec(1).quantized_dimension != channel_dim:
         return f"{op.name}: per-channel quantization must be along the output channels (dimension {channel_dim})"
-    return None
+    builtin = "DEPTHWISE_CONV_2D" if op.type == O.DEPTHWISE_CONV_2D else "CONV_2D"
+    return refusal(_conv_kernel(op, builtin, win.activation_input, _xnnpack_takes_conv(op, win)))
+
+
+def _conv_kernel(op: Op, builtin: str, activation_input: int, xnnpack: bool) -> Kernel:
+    """The convolution builtin a rule emits, for LiteRT's limits: input and output as the builtin gets them (their
+    int8 twins on the per-channel path, see _via_int8), filter, bias, activation, and whether the XNNPACK delegate
+    takes it."""
+    x, out = op.spec(0), op.out_spec()
+    if _per_channel_uint8(op):
+        x, out = _int8_twin(x), _int8_twin(out)
+    return Kernel(
+        op=op.name,
+        builtin=builtin,
+        input=x,
+        output=out,
+        activation=activation(op, activation_input),
+        filter=op.spec(1),
+        bias=op.spec(2) if op.has(2) else None,
+        xnnpack=xnnpack,
+    )
+
+
+def _per_channel_uint8(op: Op) -> bool:
+    """True for a uint8 input with a per-channel filter (convolved through int8, see _via_int8)."""
+    return op.in_type(0) == Q8 and op.in_type(1) == Q8_PC
 
 
 def _int8_twin(spec: TensorSpec) -> TensorSpec:
@@ -211,7 +239,7 @@ def _via_int8(op: Op, x: int, x_spec: TensorSpec) -> tuple[int, TensorSpec, Tens
     per-channel int8 filter, so such an input is requantized to its int8 twin (exact) and the output computed as
     int8, to be requantized to uint8 afterwards (exact too); other inputs pass unchanged."""
     out_spec = op.out_spec()
-    if not (op.in_type(0) == Q8 and op.in_type(1) == Q8_PC):
+    if not _per_channel_uint8(op):
         return x, x_spec, out_spec
     twin = _int8_twin(x_spec)
     converted = op.temp(twin)
@@ -254,6 +282,44 @@ def conv(op: Op) -> None:
     finish()
 
 
+# ---- which convolutions the XNNPACK delegate takes ----
+# The delegate decides when tensors are first allocated, from the operator's tensors as the flatbuffer declares
+# them, main's inputs resized to the run's shapes; an operator it does not take runs on the builtin kernel.
+
+
+def _xnnpack_weights(op: Op) -> bool:
+    """Whether the XNNPACK delegate takes a quantized convolution's weights: a constant filter (the translation
+    keeps it constant, or cuts it into constant slices) and a constant bias quantized per tensor; the bias of a
+    per-channel filter has scale 0 in the HAL and no quantization in the translation, which it does not take."""
+    return op.is_const(1) and op.is_const(2) and bool(op.spec(2).scales)
+
+
+def _xnnpack_input(op: Op, win: Window, direct: bool) -> tuple[int, int, int]:
+    """(height, width, channels) of the convolution builtin's input as the delegate sees them: the declared sizes;
+    0 (the run's size) for an unknown one of main's model input when the builtin reads it `direct`ly (no layout
+    transpose, padding or requantization before it); 1, the placeholder the flatbuffer declares, for any other."""
+    dims = op.dims(0)
+    sizes = (dims[2], dims[3], dims[1]) if win.nchw else (dims[1], dims[2], dims[3])
+    operand = op.operand(0)
+    from_run = direct and op.subgraph == 0 and operand is not None and operand.lifetime == L.SUBGRAPH_INPUT
+    height, width, channels = (size if size or from_run else 1 for size in sizes)
+    return height, width, channels
+
+
+def _xnnpack_takes_conv(op: Op, win: Window) -> bool:
+    """CONV_2D and DEPTHWISE_CONV_2D: weights it takes and a declared output rank (the builtin's output tensor then
+    has one); for CONV_2D also an input with at least the filter's input channels (it makes groups of them, and a
+    placeholder channel count of 1 makes none)."""
+    if not (_xnnpack_weights(op) and op.out_rank() is not None):
+        return False
+    if op.type == O.DEPTHWISE_CONV_2D:
+        return True
+    _, pads = _resolve(op, win, _filter_hw(op))
+    direct = not win.nchw and pads is None and not _per_channel_uint8(op)
+    channels = _xnnpack_input(op, win, direct)[2]
+    return channels == 0 or channels >= op.dims(1)[3]
+
+
 def _check_grouped(op: Op) -> str | None:
     reason = _check_conv_common(op, _grouped_window(op))
     if reason:
@@ -265,7 +331,10 @@ def _check_grouped(op: Op) -> str | None:
         return f"{op.name}: the input's channel count must be known and divisible by the groups"
     if op.in_type(1) == Q8_PC and not op.dims(1)[0]:
         return f"{op.name}: a per-channel filter's output channels must be known (its scales are cut per group)"
-    return None
+    # Each group is a CONV_2D with the operation's quantization; constant weights are cut into constant slices.
+    # Its input, a SPLIT of the channels, has a channel count the flatbuffer leaves unknown (1 to the delegate).
+    xnnpack = _xnnpack_weights(op) and op.out_rank() is not None and op.dims(1)[3] == 1
+    return refusal(_conv_kernel(op, "CONV_2D", _grouped_window(op).activation_input, xnnpack))
 
 
 def _check_conv_common(op: Op, win: Window) -> str | None:
@@ -364,7 +433,33 @@ def _check_transpose_conv(op: Op) -> str | None:
         return f"{op.name}: explicit padding needs the input's spatial size"
     if explicit and op.dims(0)[0] == 0:
         return f"{op.name}: explicit padding needs the input's batch size"
-    return None
+    return refusal(_conv_kernel(op, "TRANSPOSE_CONV", win.activation_input, _xnnpack_takes_transpose_conv(op, win)))
+
+
+def _xnnpack_takes_transpose_conv(op: Op, win: Window) -> bool:
+    """TRANSPOSE_CONV: weights it takes, a declared output rank (the explicit form with padding writes a 4-D
+    temporary), an input with the filter's input channels, and the padding geometry it supports (VALID: the
+    filter fits in the output; SAME: the input is the output divided by the stride, rounded up, and the filter is
+    no smaller than the stride; the explicit form is VALID with the full output)."""
+    if not _xnnpack_weights(op):
+        return False
+    height, width, channels = _xnnpack_input(op, win, not win.nchw and not _per_channel_uint8(op))
+    if channels not in (0, op.dims(1)[3]):
+        return False
+    if win.explicit:
+        return any(win.pads) or op.out_rank() is not None
+    if op.out_rank() is None:
+        return False
+    shape = [int(v) for v in op.value(3).reshape(-1)]
+    out_hw = (shape[2], shape[3]) if win.nchw else (shape[1], shape[2])
+    filter_hw = _filter_hw(op)
+    strides = (win.stride[1], win.stride[0])
+    if win.scheme != PADDING_SAME:
+        return all(f <= o for f, o in zip(filter_hw, out_hw))
+    implied = tuple(-(-o // s) for o, s in zip(out_hw, strides))
+    # A size only the run knows (0) is taken as the one the output implies.
+    matches = all(size in (0, m) for size, m in zip((height, width), implied))
+    return matches and all(f >= s for f, s in zip(filter_hw, strides))
 
 
 @rule(O.TRANSPOSE_CONV_2D, types=FLOAT_QUANT, check=_check_transpose_conv, roles=_transpose_conv_roles, half=True)
@@ -427,7 +522,24 @@ def _emit_transpose_conv(op: Op, shape: list[int], x: int, padding: str, stride,
 def _check_fc(op: Op) -> str | None:
     if op.rank(1) != 2:
         return f"{op.name}: weights must have a known rank of 2"
-    return check_activation(op, 3)
+    return check_activation(op, 3) or refusal(_fc_kernel(op))
+
+
+def _fc_kernel(op: Op) -> Kernel:
+    """The FULLY_CONNECTED builtin, for LiteRT's limits. The XNNPACK delegate takes it with constant weights and
+    bias (or none) unless an int8 filter has a zero point other than 0, which it leaves to the builtin kernel."""
+    weights = op.spec(1)
+    symmetric = weights.type != "INT8" or not any(weights.zero_points)
+    return Kernel(
+        op=op.name,
+        builtin="FULLY_CONNECTED",
+        input=op.spec(0),
+        output=op.out_spec(),
+        activation=activation(op, 3),
+        filter=weights,
+        bias=op.spec(2) if op.has(2) else None,
+        xnnpack=op.is_const(1) and (op.is_const(2) or not op.has(2)) and symmetric,
+    )
 
 
 @rule(O.FULLY_CONNECTED, types=FLOAT_QUANT, params={3: "activation"}, check=_check_fc, half=True)
@@ -471,7 +583,8 @@ def _check_pool(op: Op) -> str | None:
             f"{op.name}: explicit padding {win.pads} is neither VALID nor SAME for this input size; LiteRT's pool "
             "counts only real elements, and a quantized composition dividing by the real count would round twice"
         )
-    return None
+    act = activation(op, win.activation_input)
+    return refusal(Kernel(op=op.name, builtin=_POOLS[op.type], input=op.spec(0), output=op.out_spec(), activation=act))
 
 
 @rule(list(_POOLS), types=FLOAT_QUANT, check=_check_pool, roles=_pool_roles, half=True)
