@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.cli.options import Misuse, add_driver, add_faults, command, libfuzzer_flags, names, parse
+from harness.cli.options import Misuse, add_driver, add_faults, command, fuzz_targets, libfuzzer_flags, names, parse
 
 if TYPE_CHECKING:
     from harness.campaign import CampaignConfig
@@ -198,9 +198,8 @@ class Printer:
 
 def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
     """The CampaignConfig the options describe (Misuse naming a wrong option)."""
-    from harness.campaign import CampaignConfig, TargetSpec, available_targets, default_db_path, new_run_dir
+    from harness.campaign import CampaignConfig, TargetSpec, default_db_path, new_run_dir
     from harness.campaign.config import default_work_corpus
-    from harness.runner import UnknownTarget, resolve_target
     from harness.runner.libfuzzer import CORPUS_DIR
 
     if args.resume is not None:
@@ -213,26 +212,7 @@ def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
             if getattr(args, option) is not None:
                 setattr(config, attr, getattr(args, option))
         return config
-    known = available_targets()
-    targets = names(args.targets)
-    if not targets:
-        # Every target with a script; a script whose target is not registered (yet) is left out, with a word.
-        for name in known:
-            try:
-                resolve_target(name)
-                targets.append(name)
-            except UnknownTarget:
-                print(f"nnfuzz campaign: fuzz/fuzz_{name}.py has no registered target; left out", file=sys.stderr)
-    unknown = [n for n in targets if n not in known]
-    if unknown:
-        raise Misuse(f"no fuzz script for target(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    for name in targets:
-        try:
-            resolve_target(name)
-        except UnknownTarget as exc:
-            raise Misuse(str(exc)) from None
-    if not targets:
-        raise Misuse("no target to fuzz")
+    targets = fuzz_targets(names(args.targets), "campaign")
     out = (args.out or new_run_dir()).resolve()
     if (out / "campaign.json").is_file():
         raise Misuse(f"{out} holds a campaign already: resume it with --resume {out}")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from harness.cli.options import Misuse, add_driver, command, names, parse
+from harness.cli.options import Misuse, add_driver, command, fuzz_targets, names, parse
 
 EXIT_OK = 0
 
@@ -102,24 +102,14 @@ def print_survey(survey, out: TextIO) -> None:
 @command("corpus")
 def main_corpus(argv: list[str], stream: TextIO | None = None) -> int:
     """Run the command: 0 done, 2 misuse."""
-    from harness.campaign import TargetSpec, available_targets
+    from harness.campaign import TargetSpec
     from harness.campaign.config import default_work_corpus
     from harness.campaign.corpora import minimize, promote, survey
-    from harness.runner import UnknownTarget, resolve_target
     from harness.runner.libfuzzer import CORPUS_DIR
 
     err = stream or sys.stderr
     args = parse(build_parser(), argv)
-    known = available_targets()
-    targets = names(args.targets) or known
-    unknown = [t for t in targets if t not in known]
-    if unknown:
-        raise Misuse(f"no fuzz script for target(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    for name in targets:
-        try:
-            resolve_target(name)
-        except UnknownTarget as exc:
-            raise Misuse(str(exc)) from None
+    targets = fuzz_targets(names(args.targets), "corpus")
     seed_root = (args.corpus or CORPUS_DIR).resolve()
     work_root = (args.work_corpus or default_work_corpus()).resolve()
     for option, folder in (("--corpus", seed_root), ("--work-corpus", work_root)):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,19 @@ def test_every_method_with_a_narrower_set_than_every_status_is_planted() -> None
     assert narrow - UNCALLED == set(PLANTED)
 
 
+def _verdicts(target, device: Device, seeds: int) -> Iterator:
+    """The verdicts of the target's cases of seeds 0..seeds-1 on the device."""
+    for seed in range(seeds):
+        try:
+            case = target.decode(RandomSource(seed))
+        except GenerationRejected:
+            continue
+        try:
+            yield target.run(case, device)
+        finally:
+            case.close()
+
+
 @pytest.mark.parametrize("method", sorted(PLANTED))
 def test_a_status_outside_the_methods_set_is_a_finding_of_the_status_set_rule(method: str) -> None:
     target_name, seeds = PLANTED[method]
@@ -217,15 +231,7 @@ def test_a_status_outside_the_methods_set_is_a_finding_of_the_status_set_rule(me
     status = outside(method)
     device = PlantedStatus(create_device(), method, status)
     seen = []
-    for seed in range(seeds):
-        try:
-            case = target.decode(RandomSource(seed))
-        except GenerationRejected:
-            continue
-        try:
-            verdict = target.run(case, device)
-        finally:
-            case.close()
+    for verdict in _verdicts(target, device, seeds):
         seen.append(verdict.rule)
         if verdict.rule == STATUS_IN_METHOD_SET:
             assert verdict.locus == method and status.name in verdict.title, verdict.title
@@ -236,16 +242,8 @@ def test_a_status_outside_the_methods_set_is_a_finding_of_the_status_set_rule(me
 def test_the_fault_free_driver_answers_within_every_set_on_a_few_cases_of_each_target() -> None:
     device = create_device()
     for name, target in TARGETS.items():
-        for seed in range(15):
-            try:
-                case = target.decode(RandomSource(seed))
-            except GenerationRejected:
-                continue
-            try:
-                verdict = target.run(case, device)
-            finally:
-                case.close()
-            assert verdict.rule != STATUS_IN_METHOD_SET, (name, seed, verdict.title)
+        for verdict in _verdicts(target, device, 15):
+            assert verdict.rule != STATUS_IN_METHOD_SET, (name, verdict.title)
 
 
 def test_answers_come_from_an_outcome_or_from_the_calls_method() -> None:
