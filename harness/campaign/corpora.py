@@ -5,12 +5,15 @@ Seeds (`corpus/<target>`) are committed and campaigns never write them. A workin
 by default) is what campaigns grow and start from. Both are folders of files named by the SHA-1 of their bytes.
 
 - `survey` counts both and measures the driver's branch coverage of the seeds alone and of seeds and working
-  corpus together, per target and for all targets (one coverage.py replay, harness.campaign.coverage_replay).
+  corpus together, per target and for all targets (one coverage.py replay, harness.campaign.coverage_replay, all
+  targets on one device as a campaign's replay runs them: what an entry reaches can depend on what ran before it,
+  so a target's figures may differ by a few branches from those of the target measured alone).
 - `minimize` shrinks a working corpus with libFuzzer's `-merge=1`: the entries that add coverage features to what
   the seeds already reach, the smallest first; the new folder replaces the old one only once it is complete.
 - `promote` copies into the seeds the entries of a greedy set cover: the fewest working-corpus entries that, with
   the seeds, reach every branch and line the seeds and the whole working corpus reach (measured by coverage.py, as
-  the reports measure it). Nothing is written to the seeds unless asked.
+  the reports measure it, one target at a time), topped up while the seeds replayed alone still fall short.
+  Nothing is written to the seeds unless asked.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from harness.campaign.coverage_replay import SEEDS, CoverageResult, measure_cove
 WORK = "work"  # the coverage group of working-corpus entries
 DEFAULT_TIMEOUT_S = 20
 DEFAULT_LIMIT_S = 1800.0
+PROMOTE_ROUNDS = 3
 
 Say = Callable[[str], None]
 Progress = Callable[[int, int], None]
@@ -196,42 +200,59 @@ def promote(
     driver: str,
     *,
     limit_s: float = DEFAULT_LIMIT_S,
+    rounds: int = PROMOTE_ROUNDS,
     progress: Progress | None = None,
 ) -> list[Promoted]:
     """Copy into each target's seeds the fewest working-corpus entries that keep its coverage (a greedy set cover
-    over the branches and lines the seeds do not reach); the files are named by the SHA-1 of their bytes."""
-    inputs: list[tuple[float, str, Path, str]] = []
-    for spec in specs:
-        seeds, working = seed_root / spec.name, work_root / spec.name
-        restore_interrupted(working)
-        inputs += [(0.0, spec.ref, seeds / n, SEEDS) for n in entries(seeds)]
+    over the branches and lines the seeds do not reach); the files are named by the SHA-1 of their bytes.
+
+    Each target is measured on a device of its own. What one entry reaches can depend on what ran before it on
+    the device (kept prepared models, caches), so the seeds are then replayed alone: while they reach less than
+    seeds and working corpus reached together, the set cover runs again over what is still missing (up to
+    `rounds` times).
+    """
+    return [_promote(spec, seed_root, work_root, driver, limit_s, rounds, progress) for spec in specs]
+
+
+def _promote(
+    spec: TargetSpec, seed_root: Path, work_root: Path, driver: str, limit_s: float, rounds: int, progress
+) -> Promoted:
+    seeds, working = seed_root / spec.name, work_root / spec.name
+    restore_interrupted(working)
+    row = Promoted(spec.name)
+    goal: int | None = None
+    for _ in range(rounds):
+        present = set(entries(seeds))
         # The smallest first: on a tie the set cover keeps the earlier, smaller entry.
-        candidates = sorted(entries(working), key=lambda n: ((working / n).stat().st_size, n))
+        candidates = sorted((n for n in entries(working) if n not in present),
+                            key=lambda n: ((working / n).stat().st_size, n))  # fmt: skip
+        if not candidates:
+            break
+        inputs = [(0.0, spec.ref, seeds / n, SEEDS) for n in sorted(present)]
         inputs += [(0.0, spec.ref, working / n, WORK) for n in candidates]
-    if not any(group == WORK for *_, group in inputs):
-        return [Promoted(spec.name, detail="no working corpus") for spec in specs]
-    with tempfile.TemporaryDirectory(prefix="nnfuzz-promote-") as scratch:
-        measured = measure_coverage(inputs, [0.0], driver, [], Path(scratch), limit_s, select=True, progress=progress)
-    if not measured.ok or measured.selected is None:
-        return [Promoted(spec.name, ok=False, detail=measured.detail or "coverage not measured") for spec in specs]
-    picked = [inputs[i] for i in measured.selected]
-    out = []
-    for spec in specs:
-        row = Promoted(spec.name)
-        seeds_folder = seed_root / spec.name
-        seeds_folder.mkdir(parents=True, exist_ok=True)
-        for _, ref, path, _ in picked:
-            if ref != spec.ref:
-                continue
+        with tempfile.TemporaryDirectory(prefix="nnfuzz-promote-") as scratch:
+            measured = measure_coverage(inputs, [0.0], driver, [], Path(scratch), limit_s, select=True,
+                                        progress=progress)  # fmt: skip
+        if not measured.ok or measured.selected is None:
+            row.ok, row.detail = False, measured.detail or "coverage not measured"
+            return row
+        if goal is None:
+            row.seed_branches_before = measured.contexts.get(f"{spec.ref}|{SEEDS}", {}).get("branches", 0)
+            goal = measured.targets.get(spec.ref, {}).get("branches", 0)
+        seeds.mkdir(parents=True, exist_ok=True)
+        for _, _, path, _ in (inputs[i] for i in measured.selected):
             data = path.read_bytes()
             name = hashlib.sha1(data).hexdigest()
-            if not (seeds_folder / name).exists():
-                tmp = seeds_folder / f".{name}.tmp"
+            if not (seeds / name).exists():
+                tmp = seeds / f".{name}.tmp"
                 tmp.write_bytes(data)
-                os.replace(tmp, seeds_folder / name)
-            row.entries.append(name)
-        before = measured.contexts.get(f"{spec.ref}|{SEEDS}", {})
-        row.seed_branches_before = before.get("branches", 0)
-        row.seed_branches_after = measured.targets.get(spec.ref, {}).get("branches", 0)
-        out.append(row)
-    return out
+                os.replace(tmp, seeds / name)
+                row.entries.append(name)
+        with tempfile.TemporaryDirectory(prefix="nnfuzz-promote-") as nothing:
+            now = survey([spec], seed_root, Path(nothing), driver, limit_s=limit_s)  # the seeds alone
+        row.seed_branches_after = now.targets[0].seed_branches
+        if not measured.selected or (row.seed_branches_after or 0) >= goal:
+            break
+    if goal is None:
+        row.detail = "nothing in the working corpus that is not a seed already"
+    return row

@@ -122,6 +122,7 @@ def main_corpus(argv: list[str], stream: TextIO | None = None) -> int:
         print(f"minimizing the working corpora in {work_root} (libFuzzer -merge=1)", file=err, flush=True)
         done = []
         for spec in specs:
+            print(f"  {spec.name}: merging its working corpus over its seeds ...", file=err, flush=True)
             m = minimize(spec, seed_root, work_root, args.driver)
             how = "" if m.ok else f" (not minimized: {m.detail})"
             print(f"  {spec.name}: {m.before} -> {m.after} entries{how}", file=err, flush=True)
