@@ -135,7 +135,7 @@ def configure_burst(
         for q in queues:
             q.close()
         status = e.status if isinstance(e, DriverError) else ErrorStatus.INVALID_ARGUMENT
-        return status, None
+        return (status if status in _CONFIGURE_STATUSES else ErrorStatus.GENERAL_FAILURE), None
     context.start()
     return ErrorStatus.NONE, context
 
@@ -160,8 +160,29 @@ def _adopt(memory: object) -> Memory:
         raise invalid(f"memory handle unusable: {e}", "burst.memory") from None
 
 
+# A result packet's status is a @1.0::ErrorStatus (1.2/types.hal FmqResultDatum): what NN HAL 1.3 added to
+# ErrorStatus cannot travel over a burst and becomes GENERAL_FAILURE, as the 1.3 to 1.0 conversion does.
+_WIRE_STATUSES = frozenset(
+    {
+        ErrorStatus.NONE,
+        ErrorStatus.DEVICE_UNAVAILABLE,
+        ErrorStatus.GENERAL_FAILURE,
+        ErrorStatus.OUTPUT_INSUFFICIENT_SIZE,
+        ErrorStatus.INVALID_ARGUMENT,
+    }
+)
+# configureExecutionBurst may answer only these (1.2/IPreparedModel.hal).
+_CONFIGURE_STATUSES = frozenset(
+    {ErrorStatus.NONE, ErrorStatus.DEVICE_UNAVAILABLE, ErrorStatus.GENERAL_FAILURE, ErrorStatus.INVALID_ARGUMENT}
+)
+
+
+def _on_wire(status: ErrorStatus) -> ErrorStatus:
+    return status if status in _WIRE_STATUSES else ErrorStatus.GENERAL_FAILURE
+
+
 def _error_result(status: ErrorStatus) -> bytes:
-    return serialize_result(status, [], NO_TIMING_INFO)
+    return serialize_result(_on_wire(status), [], NO_TIMING_INFO)
 
 
 def _trust_dimension_counts(raw: bytes, limit: int) -> bytes:
@@ -337,7 +358,7 @@ class DriverBurstContext(BurstContext):
             in_driver = max(timing.time_in_driver, (time.perf_counter_ns() - started) // 1000)
             timing = Timing(min(timing.time_on_device, in_driver), in_driver)
         try:
-            return serialize_result(result.status, result.output_shapes, timing)
+            return serialize_result(_on_wire(result.status), result.output_shapes, timing)
         except BurstPacketError as e:
             raise failure(f"result cannot be sent: {e}", "burst.result") from None
 

@@ -43,6 +43,20 @@ from harness.hal import (
 from harness.hal.fence import FenceState, SyncFence
 
 _STATUSES_WITH_SHAPES = (ErrorStatus.NONE, ErrorStatus.OUTPUT_INSUFFICIENT_SIZE)
+# IFencedExecutionCallback::getExecutionInfo may answer only these (1.3/IFencedExecutionCallback.hal): the request
+# was checked at launch, so a failure found while running (an output buffer too small, an input the run could not
+# read) is an unspecified error there.
+_FENCED_INFO_STATUSES = frozenset(
+    {
+        ErrorStatus.NONE,
+        ErrorStatus.DEVICE_UNAVAILABLE,
+        ErrorStatus.GENERAL_FAILURE,
+        ErrorStatus.MISSED_DEADLINE_TRANSIENT,
+        ErrorStatus.MISSED_DEADLINE_PERSISTENT,
+        ErrorStatus.RESOURCE_EXHAUSTED_TRANSIENT,
+        ErrorStatus.RESOURCE_EXHAUSTED_PERSISTENT,
+    }
+)
 
 TIMING_WHEN_NOT_ASKED = define(
     "timing_when_not_asked",
@@ -330,6 +344,11 @@ class DriverPreparedModel(PreparedModel):
         """IPreparedModel::executeFenced: waits for the fences in a worker, signals the returned fence."""
         try:
             dims = self._validate(request, fenced=True)
+            # Pools that cannot be mapped are an argument error, which only the launch may report
+            # (getExecutionInfo cannot answer INVALID_ARGUMENT).
+            for mapping in self._map_pools(request):
+                if isinstance(mapping, PoolMapping):
+                    mapping.close()
             for fence in wait_for:
                 if not isinstance(fence, SyncFence):
                     raise invalid("wait_for holds something that is not a sync fence", "fenced.fence")
@@ -382,7 +401,9 @@ class DriverPreparedModel(PreparedModel):
                     callback.complete(ErrorStatus.NONE, NO_TIMING_INFO, NO_TIMING_INFO)
                 done.signal()
             except Exception as e:
-                callback.complete(as_driver_error(e).status, NO_TIMING_INFO, NO_TIMING_INFO)
+                status = as_driver_error(e).status
+                status = status if status in _FENCED_INFO_STATUSES else ErrorStatus.GENERAL_FAILURE
+                callback.complete(status, NO_TIMING_INFO, NO_TIMING_INFO)
                 done.set_error()
             finally:
                 done.close()

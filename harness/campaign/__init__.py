@@ -1,5 +1,6 @@
-"""Nightly campaigns: libFuzzer processes per target sharing a time budget, corpus merge, crash triage
-(deduplicate by signature, minimize), a findings database across campaigns, and reports.
+"""Nightly campaigns: libFuzzer processes per target sharing a time budget, working corpora kept apart from the
+committed seeds, crash triage (deduplicate by signature, minimize), a findings database across campaigns, and
+reports.
 
 The engine emits events (harness.campaign.events) and writes everything to a run folder; the `nnfuzz campaign`
 and `nnfuzz findings` commands print.

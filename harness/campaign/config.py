@@ -14,12 +14,18 @@ DEFAULT_BUDGET_S = 180.0
 DEFAULT_TIMEOUT_S = 20  # libFuzzer's per-input -timeout; above the targets' own 10 s wait, so they name hangs first
 DEFAULT_MINIMIZE_S = 30.0
 DB_ENV = "NNFUZZ_FINDINGS_DB"
+WORK_CORPUS_ENV = "NNFUZZ_WORK_CORPUS"
 RUNS_DIR = Path("runs")
 
 
 def default_db_path() -> Path:
     """The findings database: NNFUZZ_FINDINGS_DB, else runs/findings.sqlite."""
     return Path(os.environ.get(DB_ENV) or RUNS_DIR / "findings.sqlite")
+
+
+def default_work_corpus() -> Path:
+    """The working corpora every campaign of a runs/ folder shares: NNFUZZ_WORK_CORPUS, else runs/corpus."""
+    return Path(os.environ.get(WORK_CORPUS_ENV) or RUNS_DIR / "corpus")
 
 
 @dataclass(frozen=True)
@@ -60,11 +66,13 @@ class CampaignConfig:
     jobs: int = field(default_factory=lambda: os.cpu_count() or 1)
     driver: str = DEFAULT_DRIVER
     faults: Sequence[str] = ()
-    corpus_root: Path = CORPUS_DIR  # seeds read from <corpus_root>/<target>; new entries merged back there
+    corpus_root: Path = CORPUS_DIR  # the seeds, read from <corpus_root>/<target> and never written
+    # The working corpora: <work_corpus>/<target> is where libFuzzer keeps what it finds, read back by the next
+    # campaign that shares it. None: the run folder's own targets/<target>/corpus (nothing shared).
+    work_corpus: Path | None = None
     db_path: Path = field(default_factory=default_db_path)
     timeout_s: int = DEFAULT_TIMEOUT_S
     minimize_s: float = DEFAULT_MINIMIZE_S  # per new signature
-    merge: bool = True
     coverage: bool = True
     extra_args: Sequence[str] = ()  # more libFuzzer flags for every worker
     sample_s: float = 5.0  # between timeline samples
@@ -73,15 +81,21 @@ class CampaignConfig:
     fork_after_crashes: int = 3
 
     def seed_corpus(self, target: str) -> Path:
-        """The committed corpus of a target."""
+        """The committed seeds of a target."""
         return self.corpus_root / target
+
+    def working_corpus(self, target: str) -> Path:
+        """Where a target's working corpus lives: shared under work_corpus, or in the run folder."""
+        if self.work_corpus is None:
+            return self.out_dir / "targets" / target / "corpus"
+        return self.work_corpus / target
 
     def to_json(self) -> dict:
         """campaign.json."""
         d = asdict(self)
         d["targets"] = [t.to_json() for t in self.targets]
-        for key in ("out_dir", "corpus_root", "db_path"):
-            d[key] = str(d[key])
+        for key in ("out_dir", "corpus_root", "db_path", "work_corpus"):
+            d[key] = None if d[key] is None else str(d[key])
         d["faults"], d["extra_args"] = list(self.faults), list(self.extra_args)
         return d
 
@@ -91,6 +105,7 @@ class CampaignConfig:
         known = set(cls.__dataclass_fields__)
         values = {k: v for k, v in d.items() if k in known}
         values["targets"] = [TargetSpec.from_json(t) for t in d["targets"]]
-        for key in ("out_dir", "corpus_root", "db_path"):
-            values[key] = Path(values[key])
+        for key in ("out_dir", "corpus_root", "db_path", "work_corpus"):
+            if values.get(key) is not None:
+                values[key] = Path(values[key])
         return cls(**values)

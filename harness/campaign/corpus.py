@@ -1,9 +1,10 @@
-"""The campaign's corpora: the working corpus libFuzzer grows, and merging it back into the committed corpus.
+"""Corpus folders: their entries, entries a kill cut short, and merging one folder into another.
 
 libFuzzer names every corpus entry by the SHA-1 of its bytes, so an entry whose name and bytes disagree was cut
 short by a kill while being written; such entries are dropped when a run resumes. Merging uses libFuzzer's own
-`-merge=1`: only entries that add coverage features to the committed corpus are copied into it (minimized, no
-duplicates: the file name is the content hash), and a merge killed half-way resumes from its control file.
+`-merge=1`: only entries that add coverage features to the destination are copied into it (minimized, no
+duplicates: the file name is the content hash), and a merge killed half-way resumes from its control file
+(`nnfuzz corpus --minimize`, harness.campaign.corpora).
 """
 
 from __future__ import annotations

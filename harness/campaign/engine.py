@@ -1,13 +1,19 @@
-"""The campaign engine: recheck known findings, fuzz every target for its share of the budget, triage, merge the
-corpus, measure coverage, report. It emits events; it prints nothing.
+"""The campaign engine: recheck known findings, fuzz every target for its share of the budget, triage, measure
+coverage, report. It emits events; it prints nothing.
+
+Corpora: each target's seeds (`corpus/<target>`, committed) are read and never written. What libFuzzer finds goes
+to the target's working corpus (CampaignConfig.working_corpus: by default runs/corpus/<target>, shared by every
+campaign of that runs/ folder), which the next campaign starts from: its entries at the start of a campaign are
+"carried" (time 0 of the coverage timeline, with the seeds), those that appear during it are "found".
+`nnfuzz corpus` shows, minimizes and promotes working corpora (harness.campaign.corpora).
 
 Phases, each recorded in state.json when done so that a resumed run skips it:
     recheck    the findings database's findings replayed on the current driver (progression check)
     fuzz       libFuzzer workers (plain mode, restarted after each crash; fork mode for a target that keeps
                crashing), the budget shared by harness.campaign.schedule; artifacts triaged as they appear
     triage     the artifacts left over once fuzzing stops
-    merge      each target's working corpus merged into the committed corpus (libFuzzer -merge=1)
-    coverage   the corpus replayed under coverage.py, in the order it was found
+    coverage   seeds, carried and found entries replayed under coverage.py in the order they were found, with
+               the line-by-line HTML of the driver in coverage/html/
     report     report.json and report.html
 
 Stopping: `request_stop()` (or Ctrl-C, or SIGTERM through the caller) ends the fuzz phase early; the rest still runs,
@@ -28,13 +34,14 @@ from pathlib import Path
 
 from harness.campaign import report as reporting
 from harness.campaign.config import CampaignConfig
-from harness.campaign.corpus import drop_partial, entries, merge_corpus
+from harness.campaign.corpus import drop_partial, entries
 from harness.campaign.coverage_replay import measure_coverage
 from harness.campaign.events import (
     CampaignDone,
     CampaignStarted,
-    CorpusMerged,
+    CorpusLoaded,
     CoverageMeasured,
+    CoverageProgress,
     Event,
     PhaseStarted,
     ReportWritten,
@@ -77,6 +84,7 @@ class _TargetState:
     coverage: int | None = None
     features: int | None = None
     seeds: list[str] = field(default_factory=list)
+    carried: int = 0  # working-corpus entries there when the campaign started
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -111,7 +119,8 @@ class Campaign:
         self._triage_thread: threading.Thread | None = None
         self._triage_errors: list[str] = []
         self._corpus_known: dict[str, set[str]] = {}  # every working-corpus entry seen (journalled with its time)
-        self._corpus_now: dict[str, int] = {}  # entries there now (libFuzzer replaces some by smaller ones)
+        self._carried: dict[str, set[str]] = {}  # the working-corpus entries there when the campaign started
+        self._corpus_now: dict[str, int] = {}  # entries found there now (libFuzzer replaces some by smaller ones)
         self._last_sample: dict | None = None
         self._running: list[_Running] = []  # the libFuzzer workers running now
 
@@ -123,7 +132,7 @@ class Campaign:
             self._emit(event)
 
     def request_stop(self) -> None:
-        """End fuzzing early; triage, merge, coverage and the report still run."""
+        """End fuzzing early; triage, coverage and the report still run."""
         self.interrupted = True
         self._stop.set()
 
@@ -148,10 +157,22 @@ class Campaign:
             atomic_write_json(run.settings, self.config.to_json())
             self.state = {"run": run.name, "created": now(), "active_s": 0.0, "sessions": [], "phases": {}}
         saved_targets = self.state.get("targets", {})
+        known = set(_TargetState.__dataclass_fields__)
+        journalled = {(r["target"], r["name"]) for r in run.corpus_times}
         for spec in self.config.targets:
-            ts = _TargetState(**saved_targets.get(spec.name, {}))
+            ts = _TargetState(**{k: v for k, v in saved_targets.get(spec.name, {}).items() if k in known})
             if not resumed or not ts.seeds:
                 ts.seeds = entries(self.config.seed_corpus(spec.name))
+            working = self.config.working_corpus(spec.name)
+            if not resumed:
+                # What earlier campaigns left in the working corpus is where this one starts: time 0, as the seeds.
+                drop_partial(working)
+                carried = [n for n in entries(working) if (spec.name, n) not in journalled]
+                run.corpus_times.extend([{"target": spec.name, "name": n, "t": 0.0, "carried": True} for n in carried])
+                ts.carried = len(carried)
+            self._carried[spec.name] = {
+                r["name"] for r in run.corpus_times if r["target"] == spec.name and r.get("carried")
+            }
             self.targets[spec.name] = ts
         self.state.setdefault("phases", {})
         self.state["sessions"].append({"started": now(), "active_s": 0.0})
@@ -204,6 +225,17 @@ class Campaign:
             )
         )
         self._checkpoint()
+        for spec in config.targets:
+            ts = self.targets[spec.name]
+            self.emit(
+                CorpusLoaded(
+                    spec.name,
+                    len(ts.seeds),
+                    ts.carried,
+                    str(config.seed_corpus(spec.name)),
+                    str(config.working_corpus(spec.name)),
+                )
+            )
         try:
             if not self.state["phases"].get("recheck"):
                 self.emit(PhaseStarted("recheck", "replaying the database's findings on the current driver"))
@@ -217,7 +249,6 @@ class Campaign:
             self._finish_triage()
             if self._cancel.is_set():
                 return {}
-            self._merge()
             self._coverage()
             return self._report()
         finally:
@@ -299,7 +330,7 @@ class Campaign:
     def _fuzz(self) -> None:
         config = self.config
         for spec in config.targets:
-            dropped = drop_partial(self.run.corpus(spec.name))
+            dropped = drop_partial(config.working_corpus(spec.name))
             known = {r["name"] for r in self.run.corpus_times if r["target"] == spec.name}
             self._corpus_known[spec.name] = known - set(dropped)
         self.emit(PhaseStarted("fuzz", f"{len(config.targets)} target(s), {config.jobs} job(s)"))
@@ -375,6 +406,7 @@ class Campaign:
             timeout_s=config.timeout_s,
             extra_args=list(config.extra_args),
             script=spec.script,
+            corpus=config.working_corpus(spec.name),
         )
         ts.workers += 1
         log = self.run.logs(spec.name) / f"worker-{ts.workers:04d}.log"
@@ -446,8 +478,9 @@ class Campaign:
         new_entries = []
         for spec in self.config.targets:
             known = self._corpus_known.setdefault(spec.name, set())
-            present = entries(self.run.corpus(spec.name))
-            self._corpus_now[spec.name] = len(present)
+            present = entries(self.config.working_corpus(spec.name))
+            carried = self._carried.get(spec.name, set())
+            self._corpus_now[spec.name] = sum(1 for name in present if name not in carried)
             for name in present:
                 if name not in known:
                     known.add(name)
@@ -464,7 +497,7 @@ class Campaign:
             sample["targets"][name] = {
                 "execs": s.execs,
                 "execs_per_second": rate,
-                "corpus": len(self.targets[name].seeds) + s.corpus,
+                "corpus": len(self.targets[name].seeds) + self.targets[name].carried + s.corpus,
                 "found": s.corpus,
                 "coverage": s.coverage,
                 "features": s.features,
@@ -477,51 +510,43 @@ class Campaign:
 
     # -- wrap-up ---------------------------------------------------------------------------------------------------
 
-    def _merge(self) -> None:
-        config = self.config
-        done = dict(self.state["phases"].get("merge") or {})
-        if not config.merge:
-            return
-        self.emit(PhaseStarted("merge", f"into {config.corpus_root}"))
-        for spec in config.targets:
-            if spec.name in done or self._cancel.is_set():
-                continue
-            result = merge_corpus(
-                spec.script,
-                config.seed_corpus(spec.name),
-                [self.run.corpus(spec.name)],
-                self.run.target_dir(spec.name),
-                config.driver,
-                config.faults,
-                config.timeout_s,
-                limit_s=max(300.0, config.budget_s),
-            )
-            self.emit(CorpusMerged(spec.name, result.added, result.total, result.ok))
-            if result.ok:
-                done[spec.name] = {"added": result.added, "total": result.total}
-                self._phase_done("merge", done)
-
     def _coverage(self) -> None:
         config = self.config
         if not config.coverage or self.state["phases"].get("coverage") or self._cancel.is_set():
             return
-        self.emit(PhaseStarted("coverage", "replaying the corpus under coverage.py"))
         inputs = self._coverage_inputs()
+        self.emit(PhaseStarted("coverage", f"replaying {len(inputs)} corpus entries under coverage.py"))
         active = self.state["active_s"]
         checkpoints = [round(active * i / COVERAGE_POINTS, 3) for i in range(COVERAGE_POINTS + 1)]
         result = measure_coverage(
-            inputs, checkpoints, config.driver, config.faults, self.run.coverage, limit_s=max(600.0, config.budget_s)
+            inputs,
+            checkpoints,
+            config.driver,
+            config.faults,
+            self.run.coverage,
+            limit_s=max(600.0, config.budget_s),
+            html=True,
+            progress=lambda done, total: self.emit(CoverageProgress(done, total)),
         )
-        final = result.final
+        final, start = result.final, result.start
         self.emit(
-            CoverageMeasured(final.branches_covered if final else 0, result.branches_total, result.ok, result.detail)
+            CoverageMeasured(
+                final.branches_covered if final else 0,
+                result.branches_total,
+                result.ok,
+                result.detail,
+                start.branches_covered if start else 0,
+                result.html or "",
+            )
         )
         atomic_write_json(self.run.coverage / "summary.json", result.to_json())
         if result.ok:
             self._phase_done("coverage")
 
     def _coverage_inputs(self) -> list[tuple[float, str, Path]]:
-        """(campaign time, target ref, file) of every seed (time 0) and working-corpus entry."""
+        """(campaign time, target ref, file) of every seed, then every working-corpus entry: carried ones at time 0
+        in the order they were written (so a campaign replays what the last one found in the order it found it),
+        found ones at the time they appeared."""
         times = {(r["target"], r["name"]): r["t"] for r in self.run.corpus_times}
         end = self.state["active_s"]
         inputs: list[tuple[float, str, Path]] = []
@@ -532,9 +557,17 @@ class Campaign:
                 if (seeds / name).is_file():
                     inputs.append((0.0, spec.ref, seeds / name))
                     seen.add(name)
-            for name in entries(self.run.corpus(spec.name)):
+            working = self.config.working_corpus(spec.name)
+            found = []
+            for name in entries(working):
                 if name not in seen:
-                    inputs.append((times.get((spec.name, name), end), spec.ref, self.run.corpus(spec.name) / name))
+                    path = working / name
+                    try:
+                        written = path.stat().st_mtime
+                    except FileNotFoundError:
+                        continue
+                    found.append((times.get((spec.name, name), end), written, path))
+            inputs.extend((t, spec.ref, path) for t, _, path in sorted(found))
         return inputs
 
     def _report(self) -> dict:

@@ -23,7 +23,7 @@ class CampaignStarted:
 
 @dataclass
 class PhaseStarted:
-    """A phase begins: recheck, fuzz, triage, merge, coverage, report."""
+    """A phase begins: recheck, fuzz, triage, coverage, report."""
 
     phase: str
     detail: str = ""
@@ -88,13 +88,22 @@ class Unreproduced:
 
 
 @dataclass
-class CorpusMerged:
-    """A target's working corpus was merged into the committed corpus."""
+class CorpusLoaded:
+    """A target starts from its seeds and from what earlier campaigns left in its working corpus."""
 
     target: str
-    added: int
+    seeds: int
+    carried: int  # working-corpus entries there at the start
+    seed_folder: str
+    working_folder: str
+
+
+@dataclass
+class CoverageProgress:
+    """Corpus entries replayed under coverage so far."""
+
+    done: int
     total: int
-    ok: bool = True
 
 
 @dataclass
@@ -105,6 +114,8 @@ class CoverageMeasured:
     total: int
     ok: bool = True
     detail: str = ""
+    start: int = 0  # covered at time 0: by the seeds and the entries earlier campaigns left
+    html: str = ""  # the line-by-line report's index.html
 
 
 @dataclass
@@ -135,7 +146,8 @@ Event = (
     | WorkerEnded
     | FindingReported
     | Unreproduced
-    | CorpusMerged
+    | CorpusLoaded
+    | CoverageProgress
     | CoverageMeasured
     | ReportWritten
     | CampaignDone

@@ -8,13 +8,15 @@ Layout:
     campaign.json              the settings (written once)
     state.json                 progress, checkpointed every few seconds
     timeline.jsonl             per-target figures over time
-    corpus_times.jsonl         when each working-corpus entry appeared (campaign seconds)
+    corpus_times.jsonl         when each working-corpus entry appeared (campaign seconds; 0 and "carried" for
+                               those earlier campaigns left)
     triage.jsonl               every libFuzzer artifact triaged, with its outcome
-    targets/<name>/corpus/     the working corpus libFuzzer writes to
+    targets/<name>/corpus/     the working corpus, when the campaign keeps its own (--fresh-corpus, --faults)
     targets/<name>/findings/   libFuzzer's crash-/timeout-/oom- files
     targets/<name>/logs/       one log per libFuzzer process
     findings/<signature>/      a finding: input.bin, case.json, traceback.txt, finding.json
-    coverage/                  coverage.py data of the corpus replay, and its figures
+    coverage/                  coverage.py data of the corpus replay, its figures (summary.json) and the
+                               line-by-line HTML (html/index.html)
     report.json, report.html
 """
 
@@ -187,7 +189,7 @@ class RunFolder:
         return self.root / "targets" / target
 
     def corpus(self, target: str) -> Path:
-        """targets/<name>/corpus/: the working corpus."""
+        """targets/<name>/corpus/: the working corpus of a campaign that keeps its own."""
         return self.target_dir(target) / "corpus"
 
     def artifacts(self, target: str) -> Path:

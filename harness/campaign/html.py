@@ -161,6 +161,42 @@ def _graph(row: dict) -> str:
     return "<br><small><code>" + "<br>".join(escape(line) for line in row["graph"]) + "</code></small>"
 
 
+def _coverage_section(report: dict) -> str:
+    """Which target reached what, and the files with the most missed branches first, linked to their lines."""
+    coverage = report["coverage"]
+    out = ["<h2>Driver coverage</h2>"]
+    if coverage.get("html"):
+        out.append(
+            f'<p><a href="{escape(coverage["html"])}">Line by line</a> (coverage.py; each line lists the targets '
+            "that ran it under <i>contexts</i>).</p>"
+        )
+    reached = [(name, t["reached"]) for name, t in report["targets"].items() if t.get("reached")]
+    if reached:
+        rows = []
+        for name, r in reached:
+            top = ", ".join(f"{escape(f)} ({n})" for f, n in list(r["files"].items())[:3])
+            rows.append((escape(name), _fmt(r["branches"]), _fmt(r["only"]), _fmt(r["lines"]), top))
+        out.append("<h3>Which target reached what</h3>")
+        headers = ["target", "branches", "reached by no other target", "lines", "files it reaches most (branches)"]
+        out.append(_table(headers, rows, numeric=(1, 2, 3)))
+    files = coverage.get("files") or []
+    if files:
+        per_target = {name: t["reached"]["files"] for name, t in report["targets"].items() if t.get("reached")}
+        rows = []
+        for f in files:
+            name = escape(f["file"])
+            link = f'<a href="{escape(f["href"])}">{name}</a>' if f.get("href") else name
+            share = _fmt(round(100.0 * f["covered"] / f["branches"], 1)) if f["branches"] else "-"
+            who = ", ".join(
+                f"{escape(t)} {n}" for t, n in ((t, fs.get(f["file"], 0)) for t, fs in per_target.items()) if n
+            )
+            rows.append((link, _fmt(f["covered"]), _fmt(f["branches"]), _fmt(f["missing"]), share, who or "-"))
+        out.append("<h3>Files, most missed branches first</h3>")
+        headers = ["file", "covered branches", "branches", "missed", "%", "branches reached per target"]
+        out.append(_table(headers, rows, numeric=(1, 2, 3, 4)))
+    return "\n".join(out)
+
+
 def render_html(report: dict) -> str:
     """The report page."""
     run, totals = report["run"], report["totals"]
@@ -180,17 +216,24 @@ def render_html(report: dict) -> str:
         ("sessions", f"{len(run['sessions'])}{' (interrupted)' if run['interrupted'] else ''}"),
         ("executions", f"{_fmt(totals['execs'])} ({_fmt(totals['execs_per_second'])} exec/s)"),
         ("findings", f"{counts['new']} new, {counts['reproducing']} still reproducing, {counts['fixed']} fixed"),
-        ("corpus", f"{_fmt(totals['corpus_found'])} entries found, {_fmt(totals['corpus_merged'])} merged"),
+        (
+            "corpus",
+            f"{_fmt(totals.get('corpus_carried'))} working-corpus entries carried from earlier campaigns, "
+            f"{_fmt(totals['corpus_found'])} found",
+        ),
     ]
     coverage = report.get("coverage")
     if coverage:
         if coverage.get("ok", True) and coverage.get("branches_covered") is not None:
+            link = f' (<a href="{escape(coverage["html"])}">line by line</a>)' if coverage.get("html") else ""
             summary.append(
                 (
                     "driver coverage",
                     f"{_fmt(coverage['branches_covered'])} of {_fmt(coverage['branches_total'])} branches "
                     f"({_fmt(coverage['branch_percent'])} %), {_fmt(coverage['lines_covered'])} of "
-                    f"{_fmt(coverage['lines_total'])} lines ({_fmt(coverage['line_percent'])} %)",
+                    f"{_fmt(coverage['lines_total'])} lines ({_fmt(coverage['line_percent'])} %){link}; "
+                    f"{_fmt(coverage.get('start_branches_covered'))} branches at the start "
+                    "(seeds and carried entries)",
                 )
             )
         else:
@@ -258,22 +301,25 @@ def render_html(report: dict) -> str:
                 _fmt(t["worker_seconds"]),
                 _fmt(t["restarts"]),
                 _fmt(c["seeds"]),
+                _fmt(c.get("carried")),
                 _fmt(c["found"]),
-                _fmt(c["merged_added"]),
+                _fmt(c.get("working")),
                 _fmt(t["features"]),
                 _fmt(t["findings"]) + (f"<br>{escape(t['disabled'])}" if t["disabled"] else ""),
             )
         )
-    headers = ["target", "execs", "exec/s", "worker s", "restarts", "seeds", "found", "merged", "features", "findings"]
-    out.append(_table(headers, target_rows, numeric=tuple(range(1, 9))))
+    headers = ["target", "execs", "exec/s", "worker s", "restarts", "seeds", "carried", "found", "working", "features"]
+    out.append(_table([*headers, "findings"], target_rows, numeric=tuple(range(1, 10))))
+    out.append(
+        "<p>Seeds: the committed corpus. Carried: working-corpus entries earlier campaigns left, where this one "
+        "started. Found: entries this campaign added. Working: the working corpus now "
+        f"(<code>{escape(str(run.get('work_corpus') or 'in the run folder'))}</code>).</p>"
+    )
 
     out.append("<h2>Over time</h2>")
     out.append(_charts(report))
-    if coverage and coverage.get("data_file"):
-        out.append(
-            f"<p>Line-by-line coverage: <code>coverage html --data-file={escape(coverage['data_file'])}</code> "
-            "in the run folder.</p>"
-        )
+    if coverage:
+        out.append(_coverage_section(report))
     if report.get("unreproduced"):
         out.append("<h2>Artifacts that pass when replayed alone</h2><ul>")
         for u in report["unreproduced"]:

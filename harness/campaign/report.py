@@ -11,11 +11,12 @@ import os
 from pathlib import Path
 
 from harness.campaign.config import CampaignConfig
+from harness.campaign.corpus import entries
 from harness.campaign.finding import EXPORT_FOLDER, FOLDER_FILES, Finding, stored_findings
 from harness.campaign.findings_db import FIXED, NEW, FindingRecord, FindingsDB, RunRecord
 from harness.campaign.folder import RunFolder, atomic_write_json, atomic_write_text
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2  # 2: working corpora (carried, found) instead of merges; per-file and per-target coverage
 
 
 def _percent(part: int | None, whole: int | None) -> float | None:
@@ -117,7 +118,8 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
 
     active_s = float(state.get("active_s", 0.0))
     last = timeline[-1]["targets"] if timeline else {}
-    merges = state.get("phases", {}).get("merge") or {}
+    coverage = run.read_json(run.coverage / "summary.json")
+    reached = (coverage or {}).get("targets") or {}
     targets = {}
     for spec in config.targets:
         ts = state.get("targets", {}).get(spec.name, {})
@@ -135,25 +137,33 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
             "features": sample.get("features", ts.get("features")),
             "corpus": {
                 "seeds": len(ts.get("seeds", [])),
+                "carried": ts.get("carried", 0),
                 "found": sample.get("found", 0),
-                "merged_added": merges.get(spec.name, {}).get("added"),
-                "merged_total": merges.get(spec.name, {}).get("total"),
+                "working": len(entries(config.working_corpus(spec.name))),
             },
             "findings": sum(1 for f in findings if f["target"] == spec.name and f["hits"]),
+            "reached": _reached(reached.get(spec.ref)),
         }
     total_execs = sum(t["execs"] for t in targets.values())
 
-    coverage = run.read_json(run.coverage / "summary.json")
     coverage_report = None
     if coverage is not None:
         final = coverage["points"][-1] if coverage.get("points") else None
+        start = coverage["points"][0] if coverage.get("points") else None
+        html = coverage.get("html")
+        files = sorted(coverage.get("files") or [], key=lambda f: (-f["missing"], -f["branches"], f["file"]))
+        for f in files:
+            f["href"] = _link(run, Path(html).parent / f["html"]) if html and f.get("html") else None
         coverage_report = {
-            **coverage,
+            **{k: v for k, v in coverage.items() if k not in ("files", "targets", "contexts")},
             "branches_covered": final["branches_covered"] if final else None,
             "branch_percent": _percent(final["branches_covered"], coverage.get("branches_total")) if final else None,
             "lines_covered": final["lines_covered"] if final else None,
             "line_percent": _percent(final["lines_covered"], coverage.get("lines_total")) if final else None,
+            "start_branches_covered": start["branches_covered"] if start else None,
             "data_file": _link(run, run.coverage / ".coverage"),
+            "html": _link(run, Path(html)) if html else None,
+            "files": files,
         }
 
     unreproduced = [
@@ -197,6 +207,7 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
             "sessions": state.get("sessions", []),
             "interrupted": bool(state.get("interrupted")),
             "corpus_root": str(config.corpus_root),
+            "work_corpus": str(config.work_corpus) if config.work_corpus else None,
             "database": str(config.db_path),
         },
         "totals": {
@@ -204,8 +215,8 @@ def build_report(run: RunFolder, db: FindingsDB, errors: list[str] | None = None
             "execs_per_second": round(total_execs / active_s, 1) if active_s else None,
             "findings": {"new": len(new), "reproducing": len(reproducing), "fixed": len(fixed)},
             "by_class": _by_class(findings),
+            "corpus_carried": sum(t["corpus"]["carried"] for t in targets.values()),
             "corpus_found": sum(t["corpus"]["found"] for t in targets.values()),
-            "corpus_merged": sum(t["corpus"]["merged_added"] or 0 for t in targets.values()),
         },
         "targets": targets,
         "timeline": timeline,
@@ -225,6 +236,14 @@ def _by_class(findings: list[dict]) -> dict[str, list[str]]:
         if f.get("class"):
             classes.setdefault(f["class"], []).append(f["signature"])
     return classes
+
+
+def _reached(figures: dict | None) -> dict | None:
+    """What one target's entries reached: branches, branches no other target reached, its files by branches."""
+    if not figures:
+        return None
+    files = sorted(figures.get("files", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    return {"branches": figures["branches"], "only": figures["only"], "lines": figures["lines"], "files": dict(files)}
 
 
 def _artifact_path(entry: dict) -> str:

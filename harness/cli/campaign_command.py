@@ -11,10 +11,11 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from harness.cli.options import Misuse, add_driver, add_faults, command, libfuzzer_flags, names, parse
+from harness.cli.options import Misuse, add_driver, add_faults, command, fuzz_targets, libfuzzer_flags, names, parse
 
 if TYPE_CHECKING:
     from harness.campaign import CampaignConfig
@@ -27,10 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The options of the campaign command."""
     parser = argparse.ArgumentParser(
         prog="nnfuzz campaign",
-        description="Fuzz the targets with their Atheris scripts as libFuzzer worker processes sharing a time budget; "
-        "triage every crash into a deduplicated, minimized finding recorded in the findings database; merge new "
-        "corpus entries into the corpus; measure the driver's branch coverage; write report.json and report.html "
-        "in the run folder. libFuzzer flags for every worker may follow '--'.",
+        description="Fuzz the targets with their Atheris scripts as libFuzzer worker processes sharing a time budget, "
+        "starting from the seeds (corpus/TARGET, never written) and the working corpus earlier campaigns grew "
+        "(runs/corpus/TARGET), which keeps what this one finds; triage every crash into a deduplicated, minimized "
+        "finding recorded in the findings database; measure the driver's branch coverage; write report.json, "
+        "report.html and the line-by-line coverage in the run folder. libFuzzer flags for every worker may follow "
+        "'--'. `nnfuzz corpus` shows, minimizes and promotes the working corpora.",
     )
     parser.add_argument(
         "--budget-seconds", type=float, metavar="N", help="fuzzing time, wall clock (default 180; with --resume: kept)"
@@ -48,7 +51,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--corpus",
         type=Path,
         metavar="DIR",
-        help="corpus root: seeds from DIR/TARGET, new entries merged back there (default: the repository's corpus/)",
+        help="seed corpus root: seeds from DIR/TARGET, read only (default: the repository's corpus/)",
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--work-corpus",
+        type=Path,
+        metavar="DIR",
+        help="working corpus root: DIR/TARGET is read at the start and keeps what is found, shared by every "
+        "campaign given it (default: NNFUZZ_WORK_CORPUS or runs/corpus; with --faults: the run folder's own)",
+    )
+    where.add_argument(
+        "--fresh-corpus",
+        action="store_true",
+        help="start from the seeds alone and keep what is found in the run folder (share no working corpus)",
     )
     parser.add_argument("--resume", type=Path, metavar="DIR", help="continue the campaign in DIR with its settings")
     parser.add_argument(
@@ -57,11 +73,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=int, metavar="S", help="time limit of one input (default 20)")
     parser.add_argument(
         "--minimize-seconds", type=float, metavar="S", help="minimization time per new finding (default 30)"
-    )
-    parser.add_argument(
-        "--merge",
-        action=argparse.BooleanOptionalAction,
-        help="merge new corpus entries into the corpus (default: yes, unless faults are planted)",
     )
     parser.add_argument("--no-coverage", action="store_true", help="skip the coverage measurement")
     parser.add_argument(
@@ -82,6 +93,8 @@ class Printer:
         self.every_s = every_s
         self._last_line = -every_s
         self._live = False
+        self._last_progress = 0.0
+        self._shown = ""
         self.new = self.known = 0
 
     def _line(self, text: str) -> None:
@@ -115,13 +128,22 @@ class Printer:
             self._finding(event)
         elif isinstance(event, ev.Unreproduced):
             self._line(f"  {event.target}: {event.artifact} passes when replayed alone (kept, not a finding)")
-        elif isinstance(event, ev.CorpusMerged):
-            how = "" if event.ok else " (merge incomplete: it resumes next time)"
-            self._line(f"  {event.target}: {event.added} new entries merged into the corpus, {event.total} in all{how}")
+        elif isinstance(event, ev.CorpusLoaded):
+            self._line(
+                f"  {event.target}: {event.seeds} seeds ({event.seed_folder}), {event.carried} working-corpus "
+                f"entries carried ({event.working_folder})"
+            )
+        elif isinstance(event, ev.CoverageProgress):
+            self._progress(f"  replayed {event.done} of {event.total} corpus entries", event.done >= event.total)
         elif isinstance(event, ev.CoverageMeasured):
             if event.ok and event.total:
                 share = 100.0 * event.covered / event.total
-                self._line(f"  driver branch coverage: {event.covered} of {event.total} branches ({share:.1f} %)")
+                self._line(
+                    f"  driver branch coverage: {event.covered} of {event.total} branches ({share:.1f} %); "
+                    f"{event.start} at the start (seeds and carried entries)"
+                )
+                if event.html:
+                    self._line(f"  line by line: {event.html}")
             else:
                 self._line(f"  coverage not measured: {event.detail}")
         elif isinstance(event, ev.ReportWritten):
@@ -129,6 +151,19 @@ class Printer:
         elif isinstance(event, ev.CampaignDone):
             how = "stopped early" if event.interrupted else "done"
             self._line(f"campaign {how}: {event.new} new, {event.known} still reproducing, {event.fixed} fixed")
+
+    def _progress(self, text: str, last: bool) -> None:
+        """A progress line: rewritten in place on a terminal, every few seconds (and the last one) otherwise."""
+        if text == self._shown:
+            return
+        now = time.monotonic()
+        if self.interactive:
+            self.stream.write("\r\x1b[K" + text)
+            self.stream.flush()
+            self._live, self._shown = True, text
+        elif last or now - self._last_progress >= self.every_s:
+            self._last_progress, self._shown = now, text
+            self._line(text)
 
     def _finding(self, event) -> None:
         if event.kind == "duplicate":
@@ -163,8 +198,8 @@ class Printer:
 
 def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
     """The CampaignConfig the options describe (Misuse naming a wrong option)."""
-    from harness.campaign import CampaignConfig, TargetSpec, available_targets, default_db_path, new_run_dir
-    from harness.runner import UnknownTarget, resolve_target
+    from harness.campaign import CampaignConfig, TargetSpec, default_db_path, new_run_dir
+    from harness.campaign.config import default_work_corpus
     from harness.runner.libfuzzer import CORPUS_DIR
 
     if args.resume is not None:
@@ -177,40 +212,29 @@ def make_config(args: argparse.Namespace, extra: list[str]) -> CampaignConfig:
             if getattr(args, option) is not None:
                 setattr(config, attr, getattr(args, option))
         return config
-    known = available_targets()
-    targets = names(args.targets)
-    if not targets:
-        # Every target with a script; a script whose target is not registered (yet) is left out, with a word.
-        for name in known:
-            try:
-                resolve_target(name)
-                targets.append(name)
-            except UnknownTarget:
-                print(f"nnfuzz campaign: fuzz/fuzz_{name}.py has no registered target; left out", file=sys.stderr)
-    unknown = [n for n in targets if n not in known]
-    if unknown:
-        raise Misuse(f"no fuzz script for target(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    for name in targets:
-        try:
-            resolve_target(name)
-        except UnknownTarget as exc:
-            raise Misuse(str(exc)) from None
-    if not targets:
-        raise Misuse("no target to fuzz")
+    targets = fuzz_targets(names(args.targets), "campaign")
     out = (args.out or new_run_dir()).resolve()
     if (out / "campaign.json").is_file():
         raise Misuse(f"{out} holds a campaign already: resume it with --resume {out}")
     faults = names(args.faults)
+    # Entries grown on a driver with planted faults stay in the run folder unless a working corpus is named.
+    if args.work_corpus is not None:
+        work_corpus = args.work_corpus.resolve()
+    elif args.fresh_corpus or faults:
+        work_corpus = None
+    else:
+        work_corpus = default_work_corpus().resolve()
+    if work_corpus is not None and work_corpus.exists() and not work_corpus.is_dir():
+        raise Misuse(f"--work-corpus {work_corpus} is not a folder")
     config = CampaignConfig(
         targets=[TargetSpec.named(n) for n in targets],
         out_dir=out,
         driver=args.driver,
         faults=faults,
         corpus_root=(args.corpus or CORPUS_DIR).resolve(),
+        work_corpus=work_corpus,
         db_path=(args.db or default_db_path()).resolve(),
         extra_args=extra,
-        # Entries found on a driver with planted faults are not for the committed corpus unless asked.
-        merge=args.merge if args.merge is not None else not faults,
         coverage=not args.no_coverage,
     )
     if args.budget_seconds is not None:

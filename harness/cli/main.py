@@ -64,6 +64,12 @@ def _campaign(argv: list[str]) -> int:
     return main_campaign(argv)
 
 
+def _corpus(argv: list[str]) -> int:
+    from harness.cli.corpus_command import main_corpus
+
+    return main_corpus(argv)
+
+
 def _findings(argv: list[str]) -> int:
     from harness.cli.findings_command import main_findings
 
@@ -90,6 +96,9 @@ COMMANDS = {
         Command("campaign", "fuzz all targets for a time budget; triage, record and report the findings", _campaign),
         Command("findings", "list the findings database: signatures, status, first and last seen", _findings),
         Command("export", "write a finding on an engine as a standalone reproducer for the engine's owner", _export),
+        Command(
+            "corpus", "seeds and working corpora: sizes and coverage per target; minimize, promote into seeds", _corpus
+        ),
     )
 }
 

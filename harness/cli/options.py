@@ -78,6 +78,34 @@ def add_faults(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def fuzz_targets(requested: list[str], command: str) -> list[str]:
+    """The targets named, checked to have a fuzz script and a registered target (Misuse otherwise); none named:
+    every target with a script, a script whose target is not registered (yet) left out with a word."""
+    from harness.campaign import available_targets
+    from harness.runner import UnknownTarget, resolve_target
+
+    known = available_targets()
+    targets = list(requested)
+    if not targets:
+        for name in known:
+            try:
+                resolve_target(name)
+                targets.append(name)
+            except UnknownTarget:
+                print(f"nnfuzz {command}: fuzz/fuzz_{name}.py has no registered target; left out", file=sys.stderr)
+    unknown = [n for n in targets if n not in known]
+    if unknown:
+        raise Misuse(f"no fuzz script for target(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    for name in targets:
+        try:
+            resolve_target(name)
+        except UnknownTarget as exc:
+            raise Misuse(str(exc)) from None
+    if not targets:
+        raise Misuse("no target")
+    return targets
+
+
 def names(values: str | Iterable[str] | None) -> list[str]:
     """Names given comma-separated, in one option value or several, in order and without blanks."""
     if values is None:

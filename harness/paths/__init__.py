@@ -2,6 +2,11 @@
 
 Each path takes a prepared model and a request and returns an Outcome. A driver that never answers raises
 CallbackTimeout (a HANG to the caller); an exception from the driver propagates (a FAILURE to the caller).
+
+An Outcome lists every status the driver answered on the way, each with the HAL method that answered it
+(`answers`), so that the caller can check each against the statuses that method may give
+(harness.oracle.status_sets): a fenced execution's launch status and its getExecutionInfo status, an asynchronous
+one's launch and callback statuses, a burst's configuration status and its result packet's status.
 """
 
 from __future__ import annotations
@@ -37,6 +42,17 @@ class Outcome:
     launch_status: ErrorStatus | None = None  # asynchronous paths: the status returned at launch
     timing_launched: Timing | None = None  # fenced path only
     notes: list[str] = field(default_factory=list)  # convention breaches seen on the way (for the oracle)
+    answers: list[tuple[str, ErrorStatus]] = field(default_factory=list)  # (HAL method, status) in the order given
+
+
+# The HAL methods whose statuses the paths receive, as harness.oracle.status_sets names them.
+EXECUTE_SYNCHRONOUSLY = "IPreparedModel::executeSynchronously_1_3"
+EXECUTE = "IPreparedModel::execute_1_3"
+EXECUTION_CALLBACK = "IExecutionCallback::notify_1_3"
+EXECUTE_FENCED = "IPreparedModel::executeFenced"
+GET_EXECUTION_INFO = "IFencedExecutionCallback::getExecutionInfo"
+CONFIGURE_BURST = "IPreparedModel::configureExecutionBurst"
+BURST_RESULT = "FmqResultDatum::packetInformation"
 
 
 @dataclass(frozen=True)
@@ -52,7 +68,8 @@ class ExecutionArgs:
 def run_synchronous(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
     """IPreparedModel::executeSynchronously_1_3."""
     status, shapes, timing = pm.execute_synchronously(request, args.measure, args.deadline, args.loop_timeout)
-    return Outcome("sync", ErrorStatus(status), list(shapes), timing)
+    status = ErrorStatus(status)
+    return Outcome("sync", status, list(shapes), timing, answers=[(EXECUTE_SYNCHRONOUSLY, status)])
 
 
 def run_asynchronous(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
@@ -60,7 +77,8 @@ def run_asynchronous(pm: PreparedModel, request: Request, args: ExecutionArgs) -
     callback = WaitableExecutionCallback()
     launch = ErrorStatus(pm.execute(request, args.measure, args.deadline, args.loop_timeout, callback))
     status, shapes, timing = callback.result(args.timeout_s)
-    outcome = Outcome("async", status, shapes, timing, launch_status=launch)
+    answers = [(EXECUTE, launch), (EXECUTION_CALLBACK, status)]
+    outcome = Outcome("async", status, shapes, timing, launch_status=launch, answers=answers)
     if launch != ErrorStatus.NONE and launch != status:
         outcome.notes.append(f"launch status {launch.name} differs from callback status {status.name}")
     if callback.notify_count > 1:
@@ -72,16 +90,20 @@ def run_fenced(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outc
     """IPreparedModel::executeFenced with no fences to wait for; waits on the returned fence."""
     status, fence, callback = pm.execute_fenced(request, [], args.measure, args.deadline, args.loop_timeout, None)
     status = ErrorStatus(status)
+    answers = [(EXECUTE_FENCED, status)]
     if status != ErrorStatus.NONE:
-        return Outcome("fenced", status, launch_status=status)
+        return Outcome("fenced", status, launch_status=status, answers=answers)
     if fence is None or callback is None:
-        return Outcome("fenced", status, launch_status=status, notes=["NONE returned without a fence or callback"])
+        note = "NONE returned without a fence or callback"
+        return Outcome("fenced", status, launch_status=status, notes=[note], answers=answers)
     state = fence.wait(args.timeout_s)
     fence.close()
     if state == FenceState.ACTIVE:
         raise CallbackTimeout(f"fence not signalled within {args.timeout_s} s")
     info_status, launched, fenced = callback.get_execution_info()
-    return Outcome("fenced", ErrorStatus(info_status), [], fenced, launch_status=status, timing_launched=launched)
+    info_status = ErrorStatus(info_status)
+    answers.append((GET_EXECUTION_INFO, info_status))
+    return Outcome("fenced", info_status, [], fenced, launch_status=status, timing_launched=launched, answers=answers)
 
 
 def run_burst(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
@@ -102,13 +124,17 @@ def run_burst(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outco
     try:
         client = BurstClient(pm, timeout_s=args.timeout_s)
     except BurstUnavailable as e:
-        return Outcome("burst", e.status, launch_status=e.status)
+        return Outcome("burst", e.status, launch_status=e.status, answers=[(CONFIGURE_BURST, e.status)])
     with client:
         try:
             status, shapes, timing = client.execute(request, args.measure)
         except BurstCannotCarry:
-            return fall_back()
-    return Outcome("burst", ErrorStatus(status), list(shapes), timing, notes=list(client.last_notes))
+            outcome = fall_back()
+            outcome.answers.insert(0, (CONFIGURE_BURST, ErrorStatus.NONE))
+            return outcome
+    status = ErrorStatus(status)
+    answers = [(CONFIGURE_BURST, ErrorStatus.NONE), (BURST_RESULT, status)]
+    return Outcome("burst", status, list(shapes), timing, notes=list(client.last_notes), answers=answers)
 
 
 PATHS: dict[str, Callable[[PreparedModel, Request, ExecutionArgs], Outcome]] = {

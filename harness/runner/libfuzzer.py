@@ -108,10 +108,11 @@ class FuzzConfig:
     timeout_s: int = 10  # per input, libFuzzer's -timeout
     extra_args: Sequence[str] = ()  # more libFuzzer flags
     script: Path | None = None  # default: fuzz/fuzz_<target>.py
+    corpus: Path | None = None  # where new inputs go (default out_dir/corpus); read first, with the seed corpora
 
     @property
     def corpus_dir(self) -> Path:
-        return self.out_dir / "corpus"
+        return self.corpus if self.corpus is not None else self.out_dir / "corpus"
 
     @property
     def findings_dir(self) -> Path:

@@ -49,7 +49,9 @@ from harness.oracle.rules import (
     judge_timing,
     judge_valid_preparation,
 )
+from harness.oracle.status_sets import carried
 from harness.oracle.verdict import define_rule
+from harness.paths import BURST_RESULT
 from harness.paths import Outcome as PathOutcome
 from harness.paths.burst_client import BurstBroken, BurstClient, BurstUnavailable
 from harness.targets._common import (
@@ -293,8 +295,11 @@ def _shapes_text(shapes: Sequence[OutputShape]) -> str:
 def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule: str) -> Breach | None:
     """A valid request over the burst: the synchronous status, shapes and outputs; timing only when measured."""
     sync = state.sync
-    if result.status != sync.status:
-        return Breach(rule, f"the burst answered {result.status.name}, executeSynchronously {sync.status.name}")
+    # A result packet carries a 1.0 status: what 1.3 added to ErrorStatus is GENERAL_FAILURE over a burst.
+    expected = carried(BURST_RESULT, sync.status)
+    if result.status != expected:
+        over = f" ({expected.name} over a burst)" if expected != sync.status else ""
+        return Breach(rule, f"the burst answered {result.status.name}, executeSynchronously {sync.status.name}{over}")
     shapes = list(result.output_shapes)
     same = [(list(s.dimensions), bool(s.is_sufficient)) for s in shapes]
     allowed = [[(list(s.dimensions), bool(s.is_sufficient)) for s in sync.shapes]]

@@ -76,9 +76,10 @@ def test_a_planted_bug_is_one_minimized_finding_that_the_next_campaign_without_i
     coverage = report["coverage"]
     assert coverage["ok"] and 0 < coverage["branches_covered"] <= coverage["branches_total"]
     assert [p["t"] for p in coverage["points"]] == sorted(p["t"] for p in coverage["points"])
-    # New corpus entries were merged back; the seeds stayed.
-    assert {"seed0", "seed1", "seed2"} <= set(entries(corpus / "toy_sum"))
-    assert report["targets"]["toy_sum"]["corpus"]["merged_total"] == len(entries(corpus / "toy_sum"))
+    # The seeds stay as they were; what the fuzzers found is in the working corpus (here the run folder's own).
+    assert entries(corpus / "toy_sum") == ["seed0", "seed1", "seed2"]
+    working = entries(run / "targets" / "toy_sum" / "corpus")
+    assert working and report["targets"]["toy_sum"]["corpus"]["working"] == len(working)
 
     # The next campaign, the bug gone: the finding is replayed first and marked fixed.
     report2, events2 = _run(config(tmp_path / "night2", db, corpus, 3.0, []))
@@ -95,6 +96,32 @@ def test_a_planted_bug_is_one_minimized_finding_that_the_next_campaign_without_i
     assert report3["since_last"]["reopened"] == [signature]
     assert {e.kind for e in events3 if isinstance(e, ev.FindingReported)} <= {"known", "duplicate"}
     assert FindingsDB(db).fetch(signature).status == REPRODUCING
+
+
+def test_a_campaign_starts_from_the_working_corpus_the_last_one_grew_and_leaves_the_seeds_alone(tmp_path):
+    corpus, db, work = seed_corpus(tmp_path / "corpus"), tmp_path / "findings.sqlite", tmp_path / "work"
+    first, _ = _run(config(tmp_path / "night1", db, corpus, 3.0, [], work=work))
+    grown = entries(work / "toy_sum")
+    assert grown and first["targets"]["toy_sum"]["corpus"] | {"carried": 0} == first["targets"]["toy_sum"]["corpus"]
+    assert first["targets"]["toy_sum"]["corpus"]["working"] == len(grown)
+
+    second, events = _run(config(tmp_path / "night2", db, corpus, 1.0, [], work=work))
+    [loaded] = [e for e in events if isinstance(e, ev.CorpusLoaded)]
+    assert (loaded.seeds, loaded.carried, loaded.working_folder) == (3, len(grown), str(work / "toy_sum"))
+    assert second["targets"]["toy_sum"]["corpus"]["carried"] == len(grown)
+    # Coverage at the start of the second (seeds and carried entries, time 0) is where the first ended.
+    assert second["coverage"]["start_branches_covered"] >= first["coverage"]["branches_covered"]
+    assert set(grown) <= set(entries(work / "toy_sum"))
+    assert entries(corpus / "toy_sum") == ["seed0", "seed1", "seed2"]
+    # The run folder has the line-by-line coverage, linked from the report, and which target reached what.
+    assert (tmp_path / "night2" / "coverage" / "html" / "index.html").is_file()
+    assert second["coverage"]["html"] == "coverage/html/index.html"
+    assert 'href="coverage/html/index.html"' in (tmp_path / "night2" / "report.html").read_text()
+    reached = second["targets"]["toy_sum"]["reached"]  # import-time branches belong to no target
+    assert 0 < reached["branches"] == reached["only"] <= second["coverage"]["branches_covered"]
+    files = second["coverage"]["files"]
+    assert files and all((tmp_path / "night2" / f["href"]).is_file() for f in files if f["href"])
+    assert [f["missing"] for f in files] == sorted((f["missing"] for f in files), reverse=True)
 
 
 def _campaign_process(run: Path, db: Path, corpus: Path, budget: float, faults: str) -> subprocess.Popen:

@@ -23,6 +23,8 @@ def test_a_short_campaign_of_the_validation_target_shows_progress_and_writes_its
     args += [
         "--corpus",
         str(corpus),
+        "--work-corpus",
+        str(tmp_path / "work"),
         "--db",
         str(tmp_path / "f.sqlite"),
         "--minimize-seconds",
@@ -39,7 +41,29 @@ def test_a_short_campaign_of_the_validation_target_shows_progress_and_writes_its
     coverage = report["coverage"]
     assert coverage["ok"] and 0 < coverage["branches_covered"] < coverage["branches_total"]
     assert (run / "report.html").read_text().count("<svg") == 3
-    assert set(seeds) <= {p.name for p in (corpus / "validation").iterdir()}  # merged into, never pruned
+    assert sorted(p.name for p in (corpus / "validation").iterdir()) == seeds  # the seeds are never written
+    found = report["targets"]["validation"]["corpus"]["found"]
+    assert len(list((tmp_path / "work" / "validation").iterdir())) == found == report["totals"]["corpus_found"]
+    assert report["run"]["work_corpus"] == str(tmp_path / "work")
+
+
+def test_the_working_corpus_is_shared_by_default_and_the_run_folders_own_with_faults(tmp_path, monkeypatch) -> None:
+    from harness.cli.campaign_command import build_parser, make_config
+
+    monkeypatch.setenv("NNFUZZ_WORK_CORPUS", str(tmp_path / "shared"))
+
+    def config(*args: str):
+        return make_config(build_parser().parse_args(["--targets", "validation", *args]), [])
+
+    assert config("--out", str(tmp_path / "a")).work_corpus == tmp_path / "shared"
+    assert config("--out", str(tmp_path / "b"), "--faults", "scalar_dims_unchecked").work_corpus is None
+    assert config("--out", str(tmp_path / "c"), "--fresh-corpus").work_corpus is None
+    named = config("--out", str(tmp_path / "d"), "--faults", "scalar_dims_unchecked", "--work-corpus", "w")
+    assert named.work_corpus == Path("w").resolve()
+    assert named.working_corpus("validation") == Path("w").resolve() / "validation"
+    assert config("--out", str(tmp_path / "e"), "--fresh-corpus").working_corpus("validation") == (
+        tmp_path / "e" / "targets" / "validation" / "corpus"
+    )
 
 
 def test_misuse_is_exit_code_2_with_a_reason(tmp_path: Path, capsys) -> None:
@@ -51,6 +75,8 @@ def test_misuse_is_exit_code_2_with_a_reason(tmp_path: Path, capsys) -> None:
     assert main_campaign(["--resume", str(tmp_path / "nothing")]) == 2
     assert "holds no campaign" in capsys.readouterr().err
     assert main_findings(["--db", str(tmp_path / "none.sqlite")]) == 2
+    assert main_campaign(["--targets", "validation", "--fresh-corpus", "--work-corpus", str(tmp_path)]) == 2
+    assert "not allowed with argument" in capsys.readouterr().err
     run = tmp_path / "run"
     args = ["--targets", "validation", "--faults", "no_such_fault", "--out", str(run), "--db", str(tmp_path / "f.db")]
     assert main_campaign(args) == 2

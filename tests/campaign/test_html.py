@@ -41,8 +41,8 @@ REPORT = {
         "execs": 1000,
         "execs_per_second": 16.7,
         "findings": {"new": 1, "reproducing": 0, "fixed": 1},
+        "corpus_carried": 7,
         "corpus_found": 5,
-        "corpus_merged": 2,
     },
     "targets": {
         "validation": {
@@ -53,7 +53,8 @@ REPORT = {
             "disabled": "",
             "features": 10,
             "findings": 1,
-            "corpus": {"seeds": 3, "found": 5, "merged_added": 2, "merged_total": 5},
+            "corpus": {"seeds": 3, "carried": 7, "found": 5, "working": 12},
+            "reached": {"branches": 9, "only": 9, "lines": 38, "files": {"driver_under_test/device.py": 6}},
         }
     },
     "timeline": [{"t": 0.0, "targets": {"validation": {"corpus": 3, "execs_per_second": None}}}],
@@ -66,7 +67,19 @@ REPORT = {
         "lines_covered": 40,
         "lines_total": 200,
         "line_percent": 20.0,
+        "start_branches_covered": 8,
         "data_file": "coverage/.coverage",
+        "html": "coverage/html/index.html",
+        "files": [
+            {
+                "file": "driver_under_test/device.py",
+                "branches": 60,
+                "covered": 6,
+                "missing": 54,
+                "href": "coverage/html/z_1_device_py.html",
+            },
+            {"file": "driver_under_test/<odd>.py", "branches": 40, "covered": 4, "missing": 36, "href": None},
+        ],
     },
     "findings": [
         {
@@ -104,3 +117,14 @@ def test_the_page_lists_the_findings_with_links_and_escapes_their_text() -> None
     assert re.search(r"new findings: 1 \(<code>abc123</code>\)", page)
     assert re.search(r"fixed: 1 \(<code>def456</code>\)", page)
     assert page.count("<svg") == 3  # coverage, corpus, executions per second
+
+
+def test_the_page_links_the_line_by_line_coverage_and_lists_files_and_targets() -> None:
+    page = render_html(REPORT)
+    assert '<a href="coverage/html/index.html">line by line</a>' in page and "8 branches at the start" in page
+    # The files in the report's order (most missed branches first), each linked to its page when it has one.
+    first = page.index('<a href="coverage/html/z_1_device_py.html">driver_under_test/device.py</a>')
+    assert first < page.index("driver_under_test/&lt;odd&gt;.py")
+    assert "validation 6" in page  # branches of that file the target reached
+    assert re.search(r"<td>validation</td><td class=\"num\">9</td><td class=\"num\">9</td>", page)
+    assert ">7</td>" in page and ">12</td>" in page  # carried, working

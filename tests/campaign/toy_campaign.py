@@ -28,8 +28,11 @@ def seed_corpus(root: Path) -> Path:
     return root
 
 
-def config(out: Path, db: Path, corpus: Path, budget_s: float, faults: list[str], jobs: int = 2) -> CampaignConfig:
-    """A toy campaign's settings: short samples, short minimization."""
+def config(
+    out: Path, db: Path, corpus: Path, budget_s: float, faults: list[str], jobs: int = 2, work: Path | None = None
+) -> CampaignConfig:
+    """A toy campaign's settings: short samples, short minimization; its working corpus in `work` (shared) or in
+    the run folder."""
     return CampaignConfig(
         targets=[SPEC],
         out_dir=out,
@@ -38,6 +41,7 @@ def config(out: Path, db: Path, corpus: Path, budget_s: float, faults: list[str]
         driver=toy.SPEC,
         faults=faults,
         corpus_root=corpus,
+        work_corpus=work,
         db_path=db,
         timeout_s=5,
         # A cap, not a duration: reduction stops as soon as nothing smaller fails, within seconds on a quiet

@@ -75,3 +75,32 @@ def test_a_crashing_driver_is_a_libfuzzer_crash_with_its_input_saved(tmp_path: P
     assert result.returncode != 0
     assert "deadly signal" in result.stderr
     assert len(list(tmp_path.glob("crash-*"))) == 1
+
+
+def _common_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz_common", ROOT / "fuzz" / "_common.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_driver_and_faults_options_leave_argv_for_libfuzzer_and_the_environment_for_its_children() -> None:
+    common = _common_module()
+    env: dict[str, str] = {}
+    argv = ["fuzz_x.py", "corpus", "--driver", "m:f", "-runs=5", "--faults=a,b", "-seed=1"]
+    assert common.take_options(argv, env) == ["fuzz_x.py", "corpus", "-runs=5", "-seed=1"]
+    assert env == {"NNFUZZ_DRIVER": "m:f", "NNFUZZ_FAULTS": "a,b"}
+    assert common.take_options(["--driver=m:f"], env) == ["--driver=m:f"]  # argv[0] is the program
+
+
+def test_a_driver_named_on_the_command_line_is_the_one_fuzzed_and_a_bad_one_is_exit_code_2(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    script = ROOT / "fuzz" / "fuzz_validation.py"
+    crash = _fuzz(script, "-runs=50", f"-artifact_prefix={tmp_path}/", str(corpus), "corpus/validation",
+                  "--driver=tests.runner.bad_drivers:crashing_device")  # fmt: skip
+    assert crash.returncode != 0 and "deadly signal" in crash.stderr
+    bad = _fuzz(script, "-runs=1", str(corpus), "--driver", "no_such_module:create")
+    assert bad.returncode == 2 and "fuzz_validation.py: driver spec 'no_such_module:create'" in bad.stderr

@@ -66,8 +66,10 @@ def test_an_output_insufficient_size_failure_uninitializes(device, path) -> None
     buffer, token = allocated(device, [pm], inputs=[(0, 0)], outputs=[(0, 0)])
     assert copy_in(buffer, A) == ErrorStatus.NONE
     outcome = run(path, pm, [A, B], [Buf(token), Out(8, [2, 2])])  # output 1 needs 16 bytes
-    assert outcome.status == ErrorStatus.OUTPUT_INSUFFICIENT_SIZE
-    if path[0] != "fenced":
+    # getExecutionInfo cannot answer OUTPUT_INSUFFICIENT_SIZE (1.3/IFencedExecutionCallback.hal).
+    fenced = path[0] == "fenced"
+    assert outcome.status == (ErrorStatus.GENERAL_FAILURE if fenced else ErrorStatus.OUTPUT_INSUFFICIENT_SIZE)
+    if not fenced:
         assert outcome.output_shapes == [OutputShape([2, 2], True), OutputShape([2, 2], False)]
     assert_uninitialized(buffer, pm, path, token, outputs=2)
 
