@@ -1,7 +1,9 @@
 """Making a failing input smaller while it keeps failing the same way (the same verdict signature).
 
 Two ways. Structural: the case JSON is reduced directly, each step kept only if the case still fails with the same
-signature; the oracle judges every reduced case afresh, so a reduction cannot turn a case into a false finding. A
+signature; the oracle judges every reduced case afresh, so a reduction cannot turn a case into a false finding (the
+case format refuses a step that makes two inputs or two constants share bytes with different values, which would
+leave the driver reading other values than the oracle is given). A
 case whose model executes is first reduced as a graph (harness.reduce: operations isolated, cut or dropped,
 dimensions shrunk, values and quantization simplified, every step a valid case), then, like every other case, by
 dropping list elements (operations, operands, values, dimensions, paths, ...) and zeroing numbers. Raw: when

@@ -20,6 +20,7 @@ from harness.case.json_model import CaseFormatError, model_from_json, model_to_j
 from harness.case.live import Live, close_model_pools
 from harness.case.pools import pool_from_json, pool_to_json
 from harness.case.request import (
+    ConflictingInputsError,
     LiveRequest,
     RequestFormatError,
     argument_from_json,
@@ -40,6 +41,7 @@ __all__ = [
     "Example",
     "Live",
     "LiveRequest",
+    "ConflictingInputsError",
     "RequestFormatError",
     "argument_from_json",
     "argument_to_json",

@@ -30,6 +30,49 @@ class RequestFormatError(ValueError):
     """A hal.Request that the case format cannot describe (a pool that is not shared memory)."""
 
 
+class ConflictingInputsError(ValueError):
+    """Two input arguments of a case share bytes of a pool but give them different values: what the driver reads
+    there is not what the case says the inputs are, so no reference result holds for it."""
+
+
+def _check_shared_input_bytes(
+    in_args: Sequence[RequestArgument],
+    out_args: Sequence[RequestArgument],
+    inputs: Sequence[np.ndarray | None],
+    model: Model,
+) -> None:
+    """Raise ConflictingInputsError when two input arguments overlap in a pool with different bytes there. A
+    request that also places an output over an input is left alone: the driver must refuse it (V34), whatever
+    its inputs hold, and a mutation that moves an input onto an output may reach a neighbouring input."""
+
+    def region(arg: RequestArgument, length: int) -> tuple[int, int, int]:
+        return arg.location.pool_index, arg.location.offset, arg.location.offset + length
+
+    def overlap(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int] | None:
+        lo, hi = max(a[1], b[1]), min(a[2], b[2])
+        return (lo, hi) if a[0] == b[0] and lo < hi else None
+
+    main = model.main
+    placed: list[tuple[int, tuple[int, int, int], bytes]] = []  # (input position, region, bytes)
+    for k, (arg, value, index) in enumerate(zip(in_args, inputs, main.input_indexes)):
+        if not arg.has_no_value and value is not None:
+            data = np.asarray(value, dtype=numpy_dtype(main.operands[index].type)).tobytes()
+            placed.append((k, region(arg, len(data)), data))
+    outputs = [region(a, a.location.length) for a in out_args if not a.has_no_value]
+    if any(overlap(r, o) for _, r, _ in placed for o in outputs):
+        return
+    for n, (k, mine, data) in enumerate(placed):
+        for j, theirs, other in placed[:n]:
+            shared = overlap(mine, theirs)
+            if shared is None:
+                continue
+            lo, hi = shared
+            if data[lo - mine[1] : hi - mine[1]] != other[lo - theirs[1] : hi - theirs[1]]:
+                raise ConflictingInputsError(
+                    f"inputs {j} and {k} share bytes {lo}..{hi - 1} of pool {mine[0]} with different values there"
+                )
+
+
 def argument_to_json(arg: RequestArgument) -> dict:
     """A request argument as case-format JSON."""
     loc = arg.location
@@ -135,7 +178,8 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
     """The request a case describes over new shared memory, holding its input values.
 
     An invalid request may place an input where it cannot be written (outside its pool, in a missing pool): its
-    pools are then left zero-filled, which changes nothing for a driver that must reject it anyway.
+    pools are then left zero-filled, which changes nothing for a driver that must reject it anyway. Inputs may
+    share bytes only where they agree (ConflictingInputsError otherwise).
     """
     descriptions = request_json["pools"]
     shared = {i: int(d["modelPool"]) for i, d in enumerate(descriptions) if "modelPool" in d}
@@ -148,6 +192,7 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
         pools: list[object] = [model.pools[shared[i]] if i in shared else next(own) for i in range(len(descriptions))]
         in_args = [argument_from_json(d) for d in request_json["inputs"]]
         out_args = [argument_from_json(d) for d in request_json["outputs"]]
+        _check_shared_input_bytes(in_args, out_args, inputs, model)
         main = model.main
         try:
             for arg, value, index in zip(in_args, inputs, main.input_indexes):

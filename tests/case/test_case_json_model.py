@@ -300,3 +300,39 @@ def test_a_deferred_pool_from_json_holds_what_pool_from_json_and_the_fill_give()
         finally:
             deferred.close()
             eager.close()
+
+
+def _two_references(second: dict) -> dict:
+    """A model whose two float32 [2] CONSTANT_REFERENCE operands (ADD's inputs) sit in one ashmem pool."""
+    operand = {"type": "TENSOR_FLOAT32", "dimensions": [2], "scale": 0.0, "zeroPoint": 0}
+    first = {**operand, "lifetime": "CONSTANT_REFERENCE", "location": {"poolIndex": 0, "offset": 0, "length": 8}}
+    return {
+        "operands": [
+            {**first, "value": [1.0, 2.0]},
+            {**operand, "lifetime": "CONSTANT_REFERENCE", **second},
+            {
+                "type": "INT32",
+                "dimensions": [],
+                "scale": 0.0,
+                "zeroPoint": 0,
+                "lifetime": "CONSTANT_COPY",
+                "value": [0],
+            },
+            {**operand, "lifetime": "SUBGRAPH_OUTPUT"},
+        ],
+        "operations": [{"type": "ADD", "inputs": [0, 1, 2], "outputs": [3]}],
+        "inputIndexes": [],
+        "outputIndexes": [3],
+        "pools": [{"kind": "ashmem", "size": 16}],
+    }
+
+
+def test_constants_sharing_pool_bytes_must_agree_there():
+    agreeing = {"location": {"poolIndex": 0, "offset": 4, "length": 8}, "value": [2.0, 3.0]}  # shares the 2.0
+    m = model_from_json(_two_references(agreeing))
+    assert os.pread(m.pools[0].fd, 12, 0) == struct.pack("<3f", 1.0, 2.0, 3.0)
+    conflicting = {"location": {"poolIndex": 0, "offset": 0, "length": 8}, "value": [5.0, 6.0]}
+    with pytest.raises(CaseFormatError, match="operands 0 and 1 share bytes 0..7 of pool 0"):
+        model_from_json(_two_references(conflicting))
+    with pytest.raises(CaseFormatError, match="share bytes"):
+        pools_from_json(_two_references(conflicting))

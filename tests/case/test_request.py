@@ -103,3 +103,50 @@ def test_a_simple_request_reads_back_what_its_outputs_hold() -> None:
             np.testing.assert_array_equal(built.read_output(k, np.shape(expected)), expected)
         assert built.read_output(0, [arg.location.length + 1]) is None  # larger than its buffer
     generated.close()
+
+
+def _two_input_model() -> Model:
+    """MINIMUM of two float32 [2] inputs."""
+    from harness.case import model_from_json
+
+    operand = {"type": "TENSOR_FLOAT32", "dimensions": [2], "scale": 0.0, "zeroPoint": 0}
+    return model_from_json(
+        {
+            "operands": [
+                {**operand, "lifetime": "SUBGRAPH_INPUT"},
+                {**operand, "lifetime": "SUBGRAPH_INPUT"},
+                {**operand, "lifetime": "SUBGRAPH_OUTPUT"},
+            ],
+            "operations": [{"type": "MINIMUM", "inputs": [0, 1], "outputs": [2]}],
+            "inputIndexes": [0, 1],
+            "outputIndexes": [2],
+        }
+    )
+
+
+def _aliased(second_offset: int, output_offset: int, pool_size: int) -> dict:
+    arg = {"hasNoValue": False, "poolIndex": 0, "length": 8, "dimensions": [2]}
+    return {
+        "pools": [{"kind": "ashmem", "size": pool_size}, {"kind": "ashmem", "size": 8}],
+        "inputs": [{**arg, "offset": 0}, {**arg, "offset": second_offset}],
+        "outputs": [{**arg, "poolIndex": 0 if output_offset >= 0 else 1, "offset": max(output_offset, 0)}],
+    }
+
+
+def test_inputs_sharing_bytes_must_agree_there() -> None:
+    model = _two_input_model()
+    one, two = np.array([1.0, 2.0], np.float32), np.array([2.0, 3.0], np.float32)
+    with build_request(_aliased(0, -1, 16), model, [one, one.copy()]) as built:  # the same values: fine
+        assert built.memories[0].read(0, 8) == one.tobytes()
+    with build_request(_aliased(4, -1, 16), model, [one, two]) as built:  # they agree on the 4 shared bytes
+        assert built.memories[0].read(0, 12) == one.tobytes() + two[1:].tobytes()
+    with pytest.raises(request_module.ConflictingInputsError, match="inputs 0 and 1 share bytes 0..7 of pool 0"):
+        build_request(_aliased(0, -1, 16), model, [one, two])
+
+
+def test_inputs_that_disagree_under_an_output_are_built_for_the_driver_to_refuse() -> None:
+    model = _two_input_model()
+    one, two = np.array([1.0, 2.0], np.float32), np.array([5.0, 6.0], np.float32)
+    # An output over the inputs makes the request invalid (V34), whatever the inputs hold there.
+    with build_request(_aliased(0, 0, 16), model, [one, two]) as built:
+        assert len(built.memories) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import struct
 from pathlib import Path
@@ -42,7 +43,8 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # memory_domain-quant8-chain: a quant8 TRANSPOSE_CONV_2D then MUL written into a driver buffer, off by 2 when
     # read back: the buffer's values get the random-graph criterion of their model like any output.
     # tanh-output-zero-point: a minimized case whose quant8 TANH output has zero point 0 where the HAL fixes 128;
-    # the driver used to accept such models (it now refuses them, V10.fixed_output_quantization).
+    # the driver used to accept such models (it now refuses them, V10.fixed_output_quantization). Its inputs, which the
+    # minimizer had laid over one another with different values, sit apart (the case format now refuses that).
     case = Case.from_json(json.loads(path.read_text()))
     assert_passes(TARGETS[case.target].run(case, create_device(faults=[])), case)
 
@@ -115,10 +117,21 @@ def test_the_stability_probe_pushes_quantization_ties_both_ways() -> None:
 
 def test_an_accepted_invalid_model_is_charged_as_such_not_as_an_accuracy_failure(monkeypatch) -> None:
     # With the driver's check of fixed output quantization taken out, the driver accepts the invalid TANH model
-    # and computes something: the verdict names the acceptance, with the reference validator's reason.
+    # and computes it as if the output had the zero point the HAL fixes (128, not the model's 0): the verdict names
+    # the acceptance, with the reference validator's reason, not the wrong values.
     import driver_under_test.validation.model as driver_model_validation
+    from driver_under_test.backends.numpy.kernels import registry
 
     monkeypatch.setattr(driver_model_validation, "check_fixed_output_quantization", lambda *args: None)
+    tanh = registry.lookup(OperationType.TANH)
+    assert tanh is not None
+
+    def tanh_with_the_fixed_zero_point(call):
+        return [np.clip(out.astype(np.int32) + 128, 0, 255).astype(out.dtype) for out in tanh.fn(call)]
+
+    monkeypatch.setitem(
+        registry._KERNELS, OperationType.TANH, dataclasses.replace(tanh, fn=tanh_with_the_fixed_zero_point)
+    )
     path = Path(__file__).parent / "false_alarms" / "execution-tanh-output-zero-point.json"
     case = Case.from_json(json.loads(path.read_text()))
     verdict = TARGETS[case.target].run(case, create_device(faults=[]))
