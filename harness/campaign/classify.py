@@ -9,7 +9,9 @@ kernel set (`harness.engines.bare_runs`, with the engine model the device built 
   computes what the HAL prescribes on the model the device built.
 - engine: the engine alone gets it wrong on some of its kernel sets and right on others, or crashes, or hangs.
 - translation: the engine alone gets it wrong on every kernel set, the same way: three implementations agree on
-  something else than the HAL model says, so the model the device built says something else.
+  something else than the HAL model says, so the model the device built says something else, or the kernel sets
+  share the code that is wrong (LiteRT's fixed-point requantization serves them all): the evidence cannot tell
+  these apart, and the reason says so.
 - unclassified: the evidence does not decide (no engine model, a replay that did not run); the evidence is kept.
 
 A classified finding's signature is made of what the reduced case shows: the outcome, the class, the operation at the
@@ -163,7 +165,7 @@ def _decide(runs: BareRuns, showing: list[str], verdict: Verdict) -> tuple[str, 
         return "engine", f"the engine alone is wrong on {', '.join(showing)} and right on {', '.join(right)}"
     if _same_answer([runs.runs[k] for k in showing]):
         return "translation", "every kernel set computes the same wrong answer: the model the device built says " \
-            "something else than the HAL model"  # fmt: skip
+            "something else than the HAL model, or code the kernel sets share is wrong"  # fmt: skip
     return "engine", "every kernel set is wrong, each differently"
 
 
