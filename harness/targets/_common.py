@@ -28,11 +28,12 @@ from harness.hal import (
     Priority,
 )
 from harness.hal.callbacks import WaitablePreparedModelCallback
-from harness.oracle.rules import Breach, exception_verdict, hang_verdict, verdict_of
+from harness.oracle.rules import INVALID_MODEL_REJECTED, Breach, exception_verdict, hang_verdict, verdict_of
 from harness.oracle.status_sets import judge_status_in_set
 from harness.oracle.verdict import Verdict
 from harness.paths import CONFIGURE_BURST
 from harness.paths.burst_client import BurstUnavailable
+from harness.reference import validate_model
 
 T = TypeVar("T")
 
@@ -147,6 +148,27 @@ def guarded(target: str, body: Callable[[], Verdict]) -> Verdict:
         return hang_verdict(exc.call, str(exc.error), target)
     except StatusOutsideSet as exc:
         return verdict_of([exc.breach], target, call=exc.call)
+
+
+def prepared_invalid_model(verdict: Verdict, model: Model, target: str) -> Verdict:
+    """The verdict, or, when it is a failure on a model the reference validator refuses and the driver prepared,
+    the invalid-model finding instead.
+
+    Generated models are valid by construction, but a minimized or hand-edited case may not be: what the driver
+    computes for an invalid model it should have refused is no finding of its own. Checked only on a failure.
+    """
+    if verdict.ok or verdict.rule == INVALID_MODEL_REJECTED:
+        return verdict
+    violations = validate_model(model)
+    if not violations:
+        return verdict
+    first = violations[0]
+    breach = Breach(
+        INVALID_MODEL_REJECTED,
+        "the driver prepared a model the reference validator refuses",
+        f"the reference validator says {first.v}: {first.message}; the driver then failed {verdict.rule}",
+    )
+    return verdict_of([breach], target)
 
 
 def status_of(value: object) -> ErrorStatus:

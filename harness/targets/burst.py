@@ -44,6 +44,7 @@ from harness.targets._common import (
     DEFAULT_TIMEOUT_S,
     call,
     guarded,
+    prepared_invalid_model,
 )
 from harness.targets.base import register_target
 from harness.targets.burst_session import (
@@ -114,6 +115,11 @@ class BurstTarget:
             return verdict_of([], self.name, unsupported=True)
         if isinstance(state, Breach):
             return verdict_of([state], self.name)
+        # The driver prepared the model: a failure on a model it should have refused is charged as that.
+        verdict = self._session(case, state, reuse)
+        return prepared_invalid_model(verdict, case.materialized().model, self.name)
+
+    def _session(self, case: Case, state: BurstModel, reuse: bool) -> Verdict:
         session = case.extras.get("burst", {})
         capacity = int(session.get("resultChannel") or DEFAULT_CHANNEL)
         client = state.clients.pop(capacity, None) if reuse else None

@@ -12,6 +12,7 @@ import pytest
 
 from driver_under_test import create_device
 from harness.case import Case
+from harness.gen import RandomSource
 from harness.hal import (
     DataLocation,
     Model,
@@ -45,6 +46,8 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # tanh-output-zero-point: a minimized case whose quant8 TANH output has zero point 0 where the HAL fixes 128;
     # the driver used to accept such models (it now refuses them, V10.fixed_output_quantization). Its inputs, which the
     # minimizer had laid over one another with different values, sit apart (the case format now refuses that).
+    # burst-invalid-bidirectional-rnn: a minimized burst case whose model the reference validator refuses (see the
+    # test below); the numpy driver computes the same on both paths.
     case = Case.from_json(json.loads(path.read_text()))
     assert_passes(TARGETS[case.target].run(case, create_device(faults=[])), case)
 
@@ -138,3 +141,26 @@ def test_an_accepted_invalid_model_is_charged_as_such_not_as_an_accuracy_failure
     assert not verdict.ok
     assert verdict.rule == "status.invalid_model_rejected", verdict.rule
     assert "scale/zeroPoint must be" in verdict.details
+
+
+def test_a_burst_on_a_prepared_invalid_model_is_charged_as_the_acceptance(monkeypatch) -> None:
+    # A burst case the generic minimizer reduced into a BIDIRECTIONAL_SEQUENCE_RNN with rank-1 recurrent weights,
+    # which the reference validator refuses and the driver (checking operand types, not ranks) prepares. On LiteRT,
+    # whose answer for it varies from run to run, a burst and executeSynchronously then disagreed (the numpy
+    # kernels refuse it at execution on both paths alike). Here the session's judgement is planted: whatever it
+    # finds on a model the driver should have refused, the verdict names the acceptance.
+    from harness.oracle.rules import Breach, verdict_of
+    from harness.targets.burst_session import MATCHES_SYNCHRONOUS
+
+    target = TARGETS["burst"]
+    mismatch = Breach(MATCHES_SYNCHRONOUS, "outputs differ from executeSynchronously's", "planted")
+    monkeypatch.setattr(type(target), "_session", lambda self, case, state, reuse: verdict_of([mismatch], "burst"))
+    path = Path(__file__).parent / "false_alarms" / "burst-invalid-bidirectional-rnn.json"
+    invalid = Case.from_json(json.loads(path.read_text()))
+    verdict = target.run(invalid, create_device(faults=[]))
+    assert verdict.rule == "status.invalid_model_rejected", verdict.rule
+    assert "BIDIRECTIONAL_SEQUENCE_RNN" in verdict.details
+    assert "burst.matches_synchronous" in verdict.details
+    # On a valid model the session's finding stands.
+    valid = TARGETS["burst"].decode(RandomSource(3))
+    assert target.run(valid, create_device(faults=[])).rule == MATCHES_SYNCHRONOUS
