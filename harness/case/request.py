@@ -178,8 +178,8 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
     """The request a case describes over new shared memory, holding its input values.
 
     An invalid request may place an input where it cannot be written (outside its pool, in a missing pool): its
-    pools are then left zero-filled, which changes nothing for a driver that must reject it anyway. Inputs may
-    share bytes only where they agree (ConflictingInputsError otherwise).
+    pools are then left zero-filled, which changes nothing for a driver that must reject it anyway. Inputs that all
+    landed may share bytes only where they agree (ConflictingInputsError otherwise).
     """
     descriptions = request_json["pools"]
     shared = {i: int(d["modelPool"]) for i, d in enumerate(descriptions) if "modelPool" in d}
@@ -192,7 +192,6 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
         pools: list[object] = [model.pools[shared[i]] if i in shared else next(own) for i in range(len(descriptions))]
         in_args = [argument_from_json(d) for d in request_json["inputs"]]
         out_args = [argument_from_json(d) for d in request_json["outputs"]]
-        _check_shared_input_bytes(in_args, out_args, inputs, model)
         main = model.main
         try:
             for arg, value, index in zip(in_args, inputs, main.input_indexes):
@@ -204,6 +203,9 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
             for memory in memories:
                 if memory.size:
                     memory.write(0, bytes(memory.size))
+        else:
+            # Only a request whose inputs all landed can hold values the driver must compute with.
+            _check_shared_input_bytes(in_args, out_args, inputs, model)
     except BaseException:
         for memory in memories:
             memory.close()

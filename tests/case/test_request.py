@@ -150,3 +150,11 @@ def test_inputs_that_disagree_under_an_output_are_built_for_the_driver_to_refuse
     # An output over the inputs makes the request invalid (V34), whatever the inputs hold there.
     with build_request(_aliased(0, 0, 16), model, [one, two]) as built:
         assert len(built.memories) == 2
+
+
+def test_inputs_that_disagree_where_one_does_not_fit_its_pool_are_built_for_the_driver_to_refuse() -> None:
+    model = _two_input_model()
+    one, two = np.array([1.0, 2.0], np.float32), np.array([5.0, 6.0], np.float32)
+    # Input 1 overlaps input 0 and runs past the end of its 10-byte pool (V31): nothing is written.
+    with build_request(_aliased(4, -1, 10), model, [one, two]) as built:
+        assert built.memories[0].read(0, 10) == bytes(10)
