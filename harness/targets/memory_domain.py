@@ -76,7 +76,15 @@ from harness.oracle.rules import Breach, judge_supported_operations, judge_valid
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS, ExecutionArgs
 from harness.reference import ReferenceResult, run_model, validate_model
-from harness.targets._common import DEFAULT_TIMEOUT_S, call, guarded, prepare, status_of, supported_operations
+from harness.targets._common import (
+    DEFAULT_TIMEOUT_S,
+    call,
+    guarded,
+    prepare,
+    prepared_invalid_model,
+    status_of,
+    supported_operations,
+)
 from harness.targets._foreign import ForeignPreparedModel
 from harness.targets.base import register_target
 
@@ -249,12 +257,21 @@ class _Session:
             for i, step in enumerate(self.case.extras.get("steps", [])):
                 finding = handlers[step["op"]](step)
                 if finding is not None:
-                    return verdict_of([finding], self.name, step=i, op=step["op"], **self.extras)
+                    return self._on_prepared(verdict_of([finding], self.name, step=i, op=step["op"], **self.extras))
                 if self.model.lost:
                     break  # the oracle can no longer follow the buffer: nothing after this is judged
             return verdict_of([], self.name, **self.extras)
         except _Stop as stop:
             return stop.verdict
+
+    def _on_prepared(self, verdict: Verdict) -> Verdict:
+        """A step's finding, or the acceptance of a case model the driver should have refused (every model here
+        was prepared)."""
+        for model in self.models:
+            charged = prepared_invalid_model(verdict, model, self.name)
+            if charged is not verdict:
+                return charged
+        return verdict
 
     def _prepare(self, model: Model) -> None:
         """Prepare one case model; a driver that refuses a valid model ends the case (as the execution target)."""

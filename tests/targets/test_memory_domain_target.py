@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -335,3 +336,15 @@ def test_each_memory_domain_fault_is_found_with_its_rule(device, decoded, fault,
             assert verdict.rule in rules, (seed, verdict.rule, verdict.title)
             return
     pytest.fail(f"{fault} not found in {len(decoded)} cases")
+
+
+def test_a_finding_on_a_prepared_invalid_model_is_charged_as_the_acceptance() -> None:
+    # A campaign's case, minimized into a BOX_WITH_NMS_LIMIT whose output scores are quantized unlike its input
+    # scores (the HAL wants them alike; the reference validator refuses it): the driver prepares it, and the buffer
+    # it writes differs from the reference. The verdict names the acceptance, not the values.
+    path = Path(__file__).parent / "invalid_models" / "memory_domain-box-nms-scores-quantization.json"
+    case = Case.from_json(json.loads(path.read_text()))
+    verdict = TARGETS["memory_domain"].run(case, create_device(faults=[]))
+    assert verdict.rule == "status.invalid_model_rejected", verdict.rule
+    assert "BOX_WITH_NMS_LIMIT" in verdict.details
+    assert "memory_domain.values_match_reference" in verdict.details
