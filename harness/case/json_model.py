@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
 
+from harness.case._shared_bytes import Placed, disagreement
 from harness.case.pools import pool_from_json, pool_to_json
 from harness.case.values import (
     float_from_json,
@@ -130,7 +131,7 @@ class _ModelReader:
         self.explicit_values = "operandValues" in d
         self.operand_values = bytearray(bytes.fromhex(d["operandValues"]) if self.explicit_values else b"")
         self.pools: list[Memory] = [pool_from_json(p) for p in d.get("pools", [])]
-        self.references: list[tuple[int, DataLocation, bytes]] = []  # (operand, location, value) written so far
+        self.references: list[Placed] = []  # the CONSTANT_REFERENCE values written so far
 
     def subgraph(self, d: dict) -> Subgraph:
         operations = [self.operation(o) for o in d.get("operations", [])]
@@ -217,21 +218,18 @@ class _ModelReader:
             self.pools[location.pool_index].write(location.offset, raw)
         except (MemoryBoundsError, MemoryMapError) as e:
             raise CaseFormatError(f"CONSTANT_REFERENCE operand {index}: {e}") from None
-        self.references.append((index, location, raw))
+        self.references.append((index, location.pool_index, location.offset, raw))
 
     def check_shared_bytes(self, index: int, location: DataLocation, raw: bytes) -> None:
         """Constants may share bytes of a pool only where their values agree: otherwise what the model holds is
         not what its JSON says."""
-        start = location.offset
-        for other, theirs, value in self.references:
-            lo, hi = max(start, theirs.offset), min(start + len(raw), theirs.offset + len(value))
-            if theirs.pool_index != location.pool_index or lo >= hi:
-                continue
-            if raw[lo - start : hi - start] != value[lo - theirs.offset : hi - theirs.offset]:
-                raise CaseFormatError(
-                    f"CONSTANT_REFERENCE operands {other} and {index} share bytes {lo}..{hi - 1} of pool "
-                    f"{location.pool_index} with different values there"
-                )
+        found = disagreement(self.references, location.pool_index, location.offset, raw)
+        if found is not None:
+            other, lo, hi = found
+            raise CaseFormatError(
+                f"CONSTANT_REFERENCE operands {other} and {index} share bytes {lo}..{hi - 1} of pool "
+                f"{location.pool_index} with different values there"
+            )
 
 
 @contextmanager

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from harness.case._shared_bytes import Placed, disagreement
 from harness.case.pools import pool_from_json, pool_to_json
 from harness.hal import DataLocation, Model, Request, RequestArgument, numpy_dtype
 from harness.hal.memory import Memory, MemoryMapError
@@ -35,42 +36,21 @@ class ConflictingInputsError(ValueError):
     there is not what the case says the inputs are, so no reference result holds for it."""
 
 
-def _check_shared_input_bytes(
-    in_args: Sequence[RequestArgument],
-    out_args: Sequence[RequestArgument],
-    inputs: Sequence[np.ndarray | None],
-    model: Model,
-) -> None:
-    """Raise ConflictingInputsError when two input arguments overlap in a pool with different bytes there. A
+def _check_shared_input_bytes(placed: Sequence[Placed], out_args: Sequence[RequestArgument]) -> None:
+    """Raise ConflictingInputsError when two written inputs share bytes of a pool with different values there. A
     request that also places an output over an input is left alone: the driver must refuse it (V34), whatever
     its inputs hold, and a mutation that moves an input onto an output may reach a neighbouring input."""
-
-    def region(arg: RequestArgument, length: int) -> tuple[int, int, int]:
-        return arg.location.pool_index, arg.location.offset, arg.location.offset + length
-
-    def overlap(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int] | None:
-        lo, hi = max(a[1], b[1]), min(a[2], b[2])
-        return (lo, hi) if a[0] == b[0] and lo < hi else None
-
-    main = model.main
-    placed: list[tuple[int, tuple[int, int, int], bytes]] = []  # (input position, region, bytes)
-    for k, (arg, value, index) in enumerate(zip(in_args, inputs, main.input_indexes)):
-        if not arg.has_no_value and value is not None:
-            data = np.asarray(value, dtype=numpy_dtype(main.operands[index].type)).tobytes()
-            placed.append((k, region(arg, len(data)), data))
-    outputs = [region(a, a.location.length) for a in out_args if not a.has_no_value]
-    if any(overlap(r, o) for _, r, _ in placed for o in outputs):
-        return
-    for n, (k, mine, data) in enumerate(placed):
-        for j, theirs, other in placed[:n]:
-            shared = overlap(mine, theirs)
-            if shared is None:
-                continue
-            lo, hi = shared
-            if data[lo - mine[1] : hi - mine[1]] != other[lo - theirs[1] : hi - theirs[1]]:
-                raise ConflictingInputsError(
-                    f"inputs {j} and {k} share bytes {lo}..{hi - 1} of pool {mine[0]} with different values there"
-                )
+    outputs = [(a.location.pool_index, a.location.offset, a.location.length) for a in out_args if not a.has_no_value]
+    for _, pool, offset, raw in placed:
+        if any(pool == p and offset < start + length and start < offset + len(raw) for p, start, length in outputs):
+            return
+    for n, (k, pool, offset, raw) in enumerate(placed):
+        found = disagreement(placed[:n], pool, offset, raw)
+        if found is not None:
+            j, lo, hi = found
+            raise ConflictingInputsError(
+                f"inputs {j} and {k} share bytes {lo}..{hi - 1} of pool {pool} with different values there"
+            )
 
 
 def argument_to_json(arg: RequestArgument) -> dict:
@@ -193,19 +173,22 @@ def build_request(request_json: dict, model: Model, inputs: Sequence[np.ndarray 
         in_args = [argument_from_json(d) for d in request_json["inputs"]]
         out_args = [argument_from_json(d) for d in request_json["outputs"]]
         main = model.main
+        placed: list[Placed] = []
         try:
-            for arg, value, index in zip(in_args, inputs, main.input_indexes):
+            for k, (arg, value, index) in enumerate(zip(in_args, inputs, main.input_indexes)):
                 if arg.has_no_value or value is None or arg.location.pool_index in shared:
                     continue
-                data = np.asarray(value, dtype=numpy_dtype(main.operands[index].type))
-                pools[arg.location.pool_index].write(arg.location.offset, data.tobytes())  # type: ignore[attr-defined]
+                raw = np.asarray(value, dtype=numpy_dtype(main.operands[index].type)).tobytes()
+                location = arg.location
+                pools[location.pool_index].write(location.offset, raw)  # type: ignore[attr-defined]
+                placed.append((k, location.pool_index, location.offset, raw))
         except (ValueError, IndexError, MemoryMapError):
             for memory in memories:
                 if memory.size:
                     memory.write(0, bytes(memory.size))
         else:
             # Only a request whose inputs all landed can hold values the driver must compute with.
-            _check_shared_input_bytes(in_args, out_args, inputs, model)
+            _check_shared_input_bytes(placed, out_args)
     except BaseException:
         for memory in memories:
             memory.close()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness import ops
-from harness.hal import Model, OperandLifeTime, OperationType
+from harness.hal import Model, OperandLifeTime, Operation, OperationType, Subgraph
 from harness.hal.values import constant_value
 from harness.oracle.verdict import Verdict
 
@@ -219,19 +219,25 @@ register(
 )
 
 
+def _given(main: Subgraph, op: Operation, position: int) -> bool:
+    """Input `position` of the operation is present and has a value."""
+    return position < len(op.inputs) and main.operands[op.inputs[position]].lifetime != OperandLifeTime.NO_VALUE
+
+
+_RNN = OperationType.BIDIRECTIONAL_SEQUENCE_RNN
+_AUX, _FW_AUX_WEIGHTS, _TIME_MAJOR = (_named_input(_RNN, n) for n in ("aux_input", "fw_aux_weights", "time_major"))
+
+
 def _parallel_aux_rnn(s: Sighting) -> bool:
     """An accuracy failure at a BIDIRECTIONAL_SEQUENCE_RNN given an auxiliary input without auxiliary weights."""
-    op_type = OperationType.BIDIRECTIONAL_SEQUENCE_RNN
-    if not _wrong_values_at(s, op_type.name):
+    if not _wrong_values_at(s, _RNN.name):
         return False
     main = s.model.main
-    aux, weights = _named_input(op_type, "aux_input"), _named_input(op_type, "fw_aux_weights")
-    for op in main.operations:
-        if op.type == op_type and max(aux, weights) < len(op.inputs):
-            given = main.operands[op.inputs[aux]].lifetime != OperandLifeTime.NO_VALUE
-            if given and main.operands[op.inputs[weights]].lifetime == OperandLifeTime.NO_VALUE:
-                return True
-    return False
+    return any(
+        _given(main, op, _AUX) and _FW_AUX_WEIGHTS < len(op.inputs) and not _given(main, op, _FW_AUX_WEIGHTS)
+        for op in main.operations
+        if op.type == _RNN
+    )
 
 
 register(
@@ -254,20 +260,15 @@ register(
 def _time_major_cross_aux_rnn(s: Sighting) -> bool:
     """An accuracy failure at a time-major BIDIRECTIONAL_SEQUENCE_RNN whose auxiliary input, read through auxiliary
     weights, is not as wide as its input."""
-    op_type = OperationType.BIDIRECTIONAL_SEQUENCE_RNN
-    if not _wrong_values_at(s, op_type.name):
+    if not _wrong_values_at(s, _RNN.name):
         return False
     main = s.model.main
-    aux, weights, major = (_named_input(op_type, n) for n in ("aux_input", "fw_aux_weights", "time_major"))
     for op in main.operations:
-        if op.type != op_type or max(aux, weights, major) >= len(op.inputs):
+        if op.type != _RNN or not (_given(main, op, _AUX) and _given(main, op, _FW_AUX_WEIGHTS)):
             continue
-        time_major = constant_value(s.model, main, op.inputs[major])
-        x, aux_x = main.operands[op.inputs[0]], main.operands[op.inputs[aux]]
-        linked = aux_x.lifetime != OperandLifeTime.NO_VALUE
-        linked = linked and main.operands[op.inputs[weights]].lifetime != OperandLifeTime.NO_VALUE
-        widths = (x.dimensions[-1:], aux_x.dimensions[-1:])
-        if linked and time_major is not None and bool(time_major) and widths[0] != widths[1]:
+        time_major = constant_value(s.model, main, op.inputs[_TIME_MAJOR]) if _TIME_MAJOR < len(op.inputs) else None
+        x, aux_x = main.operands[op.inputs[0]], main.operands[op.inputs[_AUX]]
+        if time_major is not None and bool(time_major) and x.dimensions[-1:] != aux_x.dimensions[-1:]:
             return True
     return False
 
