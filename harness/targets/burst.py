@@ -117,7 +117,7 @@ class BurstTarget:
             return verdict_of([state], self.name)
         # The driver prepared the model: a failure on a model it should have refused is charged as that.
         verdict = self._session(case, state, reuse)
-        return prepared_invalid_model(verdict, case.materialized().model, self.name)
+        return prepared_invalid_model(verdict, state.model, self.name)
 
     def _session(self, case: Case, state: BurstModel, reuse: bool) -> Verdict:
         session = case.extras.get("burst", {})
