@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from driver_under_test.backends.litert import _flatbuffer as fb
 from harness.hal import (
     Model,
     Operand,
@@ -363,25 +364,37 @@ class SubgraphBuilder:
         """A new tensor (a variable one: persistent across invocations, written in place by stateful kernels);
         its index."""
         s = self.model.schema
-        tensor = s.TensorT()
-        tensor.name = name
-        tensor.type = getattr(s.TensorType, spec.type)
-        tensor.buffer = buffer
-        tensor.isVariable = variable
         if spec.shape is None:
-            tensor.shape = []
-            tensor.hasRank = False
+            shape: list[int] = []
+            signature = None
         else:
-            tensor.shape = [d if d >= 0 else 1 for d in spec.shape]
-            tensor.hasRank = True
-            if any(d < 0 for d in spec.shape):
-                tensor.shapeSignature = list(spec.shape)
+            shape = [d if d >= 0 else 1 for d in spec.shape]
+            signature = list(spec.shape) if any(d < 0 for d in spec.shape) else None
+        quantization = None
         if spec.scales:
-            q = s.QuantizationParametersT()
-            q.scale = [float(x) for x in spec.scales]
-            q.zeroPoint = [int(z) for z in spec.zero_points]
-            q.quantizedDimension = spec.quantized_dimension
-            tensor.quantization = q
+            quantization = fb.fields(
+                s,
+                "QuantizationParameters",
+                [
+                    ("Scale", [float(x) for x in spec.scales], fb.VECTOR + "f"),
+                    ("ZeroPoint", [int(z) for z in spec.zero_points], fb.VECTOR + "q"),
+                    ("QuantizedDimension", spec.quantized_dimension, None),
+                ],
+            )
+        tensor = fb.fields(
+            s,
+            "Tensor",
+            [
+                ("Shape", shape, fb.VECTOR + "i"),
+                ("Type", _tensor_type(s, spec.type), None),
+                ("Buffer", buffer, None),
+                ("Name", name, fb.STRING),
+                ("Quantization", quantization, fb.TABLE),
+                ("IsVariable", variable, None),
+                ("ShapeSignature", signature, fb.VECTOR + "i"),
+                ("HasRank", spec.shape is not None, None),
+            ],
+        )
         self.tensors.append(tensor)
         return len(self.tensors) - 1
 
@@ -445,18 +458,19 @@ class SubgraphBuilder:
     ) -> None:
         """Append one builtin operator."""
         s = self.model.schema
-        op = s.OperatorT()
-        op.opcodeIndex = self.model.opcode(builtin)
-        op.inputs = [int(i) for i in inputs]
-        op.outputs = [int(o) for o in outputs]
+        values: list[tuple[str, Any, str | None]] = [
+            ("OpcodeIndex", self.model.opcode(builtin), None),
+            ("Inputs", [int(i) for i in inputs], fb.VECTOR + "i"),
+            ("Outputs", [int(o) for o in outputs], fb.VECTOR + "i"),
+        ]
         if intermediates:
-            op.intermediates = [int(i) for i in intermediates]
+            values.append(("Intermediates", [int(i) for i in intermediates], fb.VECTOR + "i"))
         if options is not None:
-            op.builtinOptionsType = getattr(s.BuiltinOptions, options)
-            op.builtinOptions = getattr(s, options + "T")(**fields)
+            values.append(("BuiltinOptionsType", getattr(s.BuiltinOptions, options), None))
+            values.append(("BuiltinOptions", fb.recorded(getattr(s, options + "T")(**fields)), fb.TABLE))
         else:
             assert not fields, f"{builtin}: fields without an options table"
-        self.operators.append(op)
+        self.operators.append(fb.fields(s, "Operator", values))
 
     def custom_operator(
         self, name: str, inputs: Sequence[int], outputs: Sequence[int], options: dict[str, Any]
@@ -464,24 +478,33 @@ class SubgraphBuilder:
         """Append one custom operator; its options are a flexbuffer map."""
         from driver_under_test.backends.litert._engine import flexbuffers
 
-        op = self.model.schema.OperatorT()
-        op.opcodeIndex = self.model.opcode(CUSTOM + name)
-        op.inputs = [int(i) for i in inputs]
-        op.outputs = [int(o) for o in outputs]
-        op.customOptions = list(flexbuffers().Dumps(options))
-        op.customOptionsFormat = self.model.schema.CustomOptionsFormat.FLEXBUFFERS
-        self.operators.append(op)
-
-    def finish(self, inputs: Sequence[int], outputs: Sequence[int], name: str) -> Any:
-        """The SubGraphT."""
         s = self.model.schema
-        sub = s.SubGraphT()
-        sub.tensors = self.tensors
-        sub.operators = self.operators
-        sub.inputs = [int(i) for i in inputs]
-        sub.outputs = [int(o) for o in outputs]
-        sub.name = name
-        return sub
+        values: list[tuple[str, Any, str | None]] = [
+            ("OpcodeIndex", self.model.opcode(CUSTOM + name), None),
+            ("Inputs", [int(i) for i in inputs], fb.VECTOR + "i"),
+            ("Outputs", [int(o) for o in outputs], fb.VECTOR + "i"),
+            ("CustomOptions", bytes(flexbuffers().Dumps(options)), fb.VECTOR + "B"),
+            ("CustomOptionsFormat", s.CustomOptionsFormat.FLEXBUFFERS, None),
+        ]
+        self.operators.append(fb.fields(s, "Operator", values))
+
+    def finish(self, inputs: Sequence[int], outputs: Sequence[int], name: str) -> fb.Table:
+        """The SubGraph table."""
+        return fb.fields(
+            self.model.schema,
+            "SubGraph",
+            [
+                ("Tensors", self.tensors, fb.TABLES),
+                ("Inputs", [int(i) for i in inputs], fb.VECTOR + "i"),
+                ("Outputs", [int(o) for o in outputs], fb.VECTOR + "i"),
+                ("Operators", self.operators, fb.TABLES),
+                ("Name", name, fb.STRING),
+            ],
+        )
+
+
+def _tensor_type(schema: Any, name: str) -> int:
+    return getattr(schema.TensorType, name)
 
 
 # numpy dtype a TFLite tensor type stores its elements in.
@@ -543,59 +566,42 @@ class ModelBuilder:
     def pack(self) -> bytes:
         """The finished flatbuffer (file identifier TFL3)."""
         s = self.schema
-        fb = _flatbuffers()
-        model = s.ModelT()
-        model.version = 3
-        model.description = "nnfuzz HAL model"
         codes = []
         for name in self._opcodes:  # insertion order = index order
-            oc = s.OperatorCodeT()
+            custom = None
             if name.startswith(CUSTOM):
-                oc.customCode = name[len(CUSTOM) :]
+                custom = name[len(CUSTOM) :]
                 name = "CUSTOM"
             code = getattr(s.BuiltinOperator, name)
-            oc.builtinCode = code
             # Readers before the 32-bit builtin_code field read the deprecated byte; codes >= 127 put the
             # placeholder there.
-            oc.deprecatedBuiltinCode = min(code, s.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES)
-            oc.version = OPCODE_VERSIONS.get(name, 1)
-            codes.append(oc)
-        model.operatorCodes = codes
-        model.subgraphs = list(self.subgraphs)
-        model.buffers = [_AlignedBuffer(s, data) for data in self.buffers]
-        builder = fb.Builder(1024 + sum(len(b) for b in self.buffers))
-        builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
-        return bytes(builder.Output())
-
-
-def _flatbuffers() -> Any:
-    from driver_under_test.backends.litert._engine import flatbuffers
-
-    return flatbuffers()
-
-
-class _AlignedBuffer:
-    """A BufferT whose data vector starts on a 16-byte boundary (kernels read constants in place)."""
-
-    ALIGNMENT = 16
-
-    def __init__(self, schema: Any, data: bytes) -> None:
-        self.schema = schema
-        self.data = data
-
-    def Pack(self, builder: Any) -> int:  # noqa: N802  (the flatbuffers object API's name)
-        s = self.schema
-        vector = None
-        if self.data:
-            n = len(self.data)
-            builder.StartVector(1, n, self.ALIGNMENT)
-            builder.head = builder.head - n
-            builder.Bytes[builder.head : builder.head + n] = self.data
-            vector = builder.EndVector()
-        s.BufferStart(builder)
-        if vector is not None:
-            s.BufferAddData(builder, vector)
-        return s.BufferEnd(builder)
+            deprecated = min(code, s.BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES)
+            codes.append(
+                fb.fields(
+                    s,
+                    "OperatorCode",
+                    [
+                        ("DeprecatedBuiltinCode", deprecated, None),
+                        ("CustomCode", custom, fb.STRING),
+                        ("Version", OPCODE_VERSIONS.get(name, 1), None),
+                        ("BuiltinCode", code, None),
+                    ],
+                )
+            )
+        # Buffer data starts on a 16-byte boundary: kernels read constants in place.
+        buffers = [fb.fields(s, "Buffer", [("Data", data or None, fb.ALIGNED16)]) for data in self.buffers]
+        model = fb.fields(
+            s,
+            "Model",
+            [
+                ("Version", 3, None),
+                ("OperatorCodes", codes, fb.TABLES),
+                ("Subgraphs", list(self.subgraphs), fb.TABLES),
+                ("Description", "nnfuzz HAL model", fb.STRING),
+                ("Buffers", buffers, fb.TABLES),
+            ],
+        )
+        return fb.write_file(model, b"TFL3")
 
 
 def ceil_div(a: int, b: int) -> int:
