@@ -7,15 +7,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from driver_under_test.backends.litert._engine import KernelSet, make_interpreter, schema
+from driver_under_test.backends.litert._engine import KernelSet, make_interpreter
 
 
 class LiteRTProgram:
     """One interpreter over one flatbuffer, safe for concurrent executions (a lock around resize/invoke/read).
 
-    Building it creates the interpreter and, when every input's shape is known, allocates its tensors (kernels
-    check their operands then); with unknown input dimensions the first run allocates for the actual shapes.
-    Whatever LiteRT raises (a kernel refusing its operands in Prepare, a malformed file) propagates.
+    Building it creates the interpreter; the first run allocates its tensors for the actual input shapes (kernels
+    check their operands then). Whatever LiteRT raises (a kernel refusing its operands in Prepare, a malformed
+    file) propagates.
     """
 
     def __init__(self, flatbuffer: bytes, kernel_set: KernelSet = KernelSet.OPTIMIZED, threads: int = 1) -> None:
@@ -29,12 +29,10 @@ class LiteRTProgram:
         self._input_dtypes = [np.dtype(d["dtype"]) for d in details]
         self._shapes: list[tuple[int, ...]] = [tuple(int(x) for x in d["shape"]) for d in details]
         self._outputs = [int(d["index"]) for d in self._interpreter.get_output_details()]
-        # Unknown input dimensions stand as 1 in the declared shapes: preparing kernels on those placeholders
-        # could refuse shapes no execution will have, so allocation waits for the actual ones.
+        # Tensors are allocated by the first run, for its actual input shapes: unknown input dimensions stand as 1
+        # in the declared shapes, and preparing kernels on those placeholders could refuse shapes no execution will
+        # have. (The driver builds a program at its first execution anyway.)
         self._allocated = False
-        if not _dynamic_inputs(flatbuffer):
-            self._interpreter.allocate_tensors()
-            self._allocated = True
 
     @property
     def input_count(self) -> int:
@@ -79,15 +77,3 @@ class LiteRTProgram:
             interpreter.invoke()
             return [interpreter.get_tensor(index) for index in self._outputs]
 
-
-def _dynamic_inputs(flatbuffer: bytes) -> bool:
-    """True when some input of main has an unknown rank or dimension (read from the flatbuffer itself)."""
-    s = schema()
-    main = s.Model.GetRootAs(flatbuffer, 0).Subgraphs(0)
-    for position in range(main.InputsLength()):
-        tensor = main.Tensors(main.Inputs(position))
-        if not tensor.HasRank() and tensor.ShapeLength() == 0:
-            return True
-        if any(tensor.ShapeSignature(k) < 0 for k in range(tensor.ShapeSignatureLength())):
-            return True
-    return False

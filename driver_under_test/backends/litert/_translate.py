@@ -30,6 +30,9 @@ from driver_under_test.backends.litert._registry import RULES, UNSUPPORTED
 from harness.hal import Model, OperandLifeTime, OperandType, OperationType, Subgraph
 
 NOT_YET = "no translation rule written yet"
+_NO_VALUE = OperandLifeTime.NO_VALUE
+_SUBGRAPH = OperandType.SUBGRAPH
+_CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
 
 
 def _graph(model: Model, subgraph: int) -> Subgraph:
@@ -55,30 +58,30 @@ def _reason(op: Op) -> str | None:
     if found is None:
         return f"{kind.name}: {NOT_YET}"
     op.wide = found.widens(op)
+    operands = op.graph.operands
     for position, index in enumerate(op.operation.inputs):
-        operand = op.graph.operands[index]
-        if operand.lifetime == OperandLifeTime.NO_VALUE or operand.type == OperandType.SUBGRAPH:
+        operand = operands[index]
+        lifetime = operand.lifetime
+        if lifetime == _NO_VALUE or operand.type == _SUBGRAPH:
             continue
         if operand.type in UNMAPPED_TYPES:
             return f"{kind.name}: input {position}: {UNMAPPED_TYPES[operand.type]}"
         if operand.type not in TENSOR_TYPES:
             return f"{kind.name}: input {position} has operand type {operand.type}, which has no TFLite type"
-    for position, index in enumerate(op.operation.outputs):
-        operand = op.graph.operands[index]
-        if operand.type in UNMAPPED_TYPES:
-            return f"{kind.name}: output {position}: {UNMAPPED_TYPES[operand.type]}"
-        if operand.type not in TENSOR_TYPES:
-            return f"{kind.name}: output {position} has operand type {operand.type}, which has no TFLite type"
-    for position in range(op.n_inputs):
-        operand = op.operand(position)
-        if operand is None or op.is_const(position):
-            continue
-        if position in found.params or (operand.type in SCALARS and position not in found.runtime_scalars):
+        if lifetime not in _CONSTANT and (
+            position in found.params or (operand.type in SCALARS and position not in found.runtime_scalars)
+        ):
             role = found.role(op, position)
             return (
                 f"{kind.name}: input {position} ({role}) is given at run time; LiteRT needs it as a constant "
                 "(it becomes a builtin option or shapes the translation)"
             )
+    for position, index in enumerate(op.operation.outputs):
+        operand = operands[index]
+        if operand.type in UNMAPPED_TYPES:
+            return f"{kind.name}: output {position}: {UNMAPPED_TYPES[operand.type]}"
+        if operand.type not in TENSOR_TYPES:
+            return f"{kind.name}: output {position} has operand type {operand.type}, which has no TFLite type"
     if found.types is not None and op.has(found.type_input):
         t = op.operand(found.type_input).type
         if op.in_type(found.type_input) not in found.types:
@@ -100,13 +103,12 @@ def translate(model: Model, constants: ConstantReader, absent: Collection[int] =
     """
     if absent:
         model = _without_inputs(model, absent)
-    for subgraph in range(1 + len(model.referenced)):
-        graph = _graph(model, subgraph)
-        for index in range(len(graph.operations)):
-            reason = unsupported_reason(model, subgraph, index, constants)
-            if reason is not None:
-                where = "main" if subgraph == 0 else f"referenced subgraph {subgraph - 1}"
-                raise UnsupportedModel(f"operation {index} of {where}: {reason}")
+    # Main's operations only: an IF's or WHILE's reason covers the subgraphs it references, and only subgraphs
+    # reachable from main are translated.
+    for index in range(len(model.main.operations)):
+        reason = unsupported_reason(model, 0, index, constants)
+        if reason is not None:
+            raise UnsupportedModel(f"operation {index} of main: {reason}")
     translation = Translation(model, constants)
     translation.subgraph(0)
     return translation.builder.pack()
