@@ -79,6 +79,9 @@ SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
 _WIDE = {T.TENSOR_FLOAT16: T.TENSOR_FLOAT32, T.FLOAT16: T.FLOAT32}
 
 
+_MISSING = object()
+
+
 class UnsupportedModel(Exception):
     """The model has an operation (or operand) this backend cannot translate; the message says why."""
 
@@ -156,6 +159,7 @@ class Op:
         self.builder = builder
         self.wide = False  # float16 operands computed in float32 (set from the rule, see the module)
         self._values: dict[int, np.ndarray] = {}
+        self._scalars: dict[int, Any] = {}  # support checks and rules read the same parameters several times
         self._widened: dict[int, int] = {}  # input position -> its float32 tensor
         self._narrowed: dict[int, int] = {}  # output position -> the float32 temporary CAST into it by finish()
 
@@ -218,9 +222,12 @@ class Op:
 
     def scalar(self, i: int, default: Any = None) -> Any:
         """The Python value of constant scalar input i, or `default` when the input is absent."""
-        if not self.has(i):
-            return default
-        return self.value(i).reshape(-1)[0].item()
+        found = self._scalars.get(i, _MISSING)
+        if found is _MISSING:
+            if not self.has(i):
+                return default
+            found = self._scalars[i] = self.value(i).reshape(-1)[0].item()
+        return found
 
     def dims(self, i: int) -> list[int]:
         """Input i's declared dimensions (0 = unknown, [] = unknown rank for a tensor)."""

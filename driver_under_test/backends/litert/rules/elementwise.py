@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from driver_under_test.backends.litert._graph import Op, TensorSpec
+from driver_under_test.backends.litert._graph import QUANT8, Op, TensorSpec
 from driver_under_test.backends.litert._registry import rule
 from driver_under_test.backends.litert.rules._common import (
     BOOL8,
@@ -42,6 +42,8 @@ def _check_arithmetic(op: Op) -> str | None:
     reason = _check_int_activation(op)
     if reason is not None:
         return reason
+    if op.in_type(0) not in QUANT8:
+        return None  # the limits of ADD, SUB and MUL are those of their 8-bit quantized kernels
     builtin = _ARITH_BUILTINS[op.type][0]
     return refusal(Kernel(op.name, builtin, op.spec(0), op.out_spec(), activation=activation(op, 2)))
 
