@@ -13,7 +13,6 @@ as events; printing them is the caller's business.
 from __future__ import annotations
 
 import importlib
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,14 +20,13 @@ from pathlib import Path
 from harness.case.files import dump_case
 from harness.drivers import DEFAULT_DRIVER
 from harness.runner import FailedCase, WorkerPool, resolve_target
+from harness.runner.hunt import BATCH_S, Hunt, passes_on
 from harness.runner.replay import repro_command
 
 CATALOGUE_MODULE = "driver_under_test.faults"
 DEFAULT_BUDGET_S = 60.0
 # Longer than the targets' own wait for a callback (10 s), so that they report an asynchronous hang themselves.
 DEFAULT_TIMEOUT_S = 20.0
-BATCH_S = 1.0  # how often the worker reports back (a progress event each time)
-_BATCH_COUNT = 1_000_000  # seeds per batch: the batch's time ends it first
 
 
 @dataclass(frozen=True)
@@ -180,31 +178,13 @@ class Config:
     batch_s: float = BATCH_S
 
 
-class _Hunt:
-    """Seeded cases on one driver until one fails or the budget is spent; resumable after a failing case."""
+def _hunt(pool: WorkerPool, config: Config, fault: str | None, emit: Callable[[Event], None]) -> Hunt:
+    """A hunt on one driver that reports its progress as events."""
 
-    def __init__(self, pool: WorkerPool, config: Config, fault: str | None, emit: Callable[[Event], None]) -> None:
-        self.pool, self.config, self.fault, self.emit = pool, config, fault, emit
-        self.seed = 0
-        self.spent = 0.0  # seconds of running cases (worker start-ups excluded)
-        self.cases = 0
-        self.rejected = 0
+    def progress(hunt: Hunt) -> None:
+        emit(Progress(fault, hunt.spent, hunt.cases, hunt.rejected))
 
-    def next_failure(self) -> FailedCase | None:
-        """Run until a case fails (returned) or the budget is spent (None)."""
-        while self.spent < self.config.budget_s:
-            self.pool.start()
-            seconds = min(self.config.batch_s, self.config.budget_s - self.spent)
-            began = time.perf_counter()
-            batch = self.pool.run_random(self.config.targets, self.seed, _BATCH_COUNT, seconds)
-            self.spent += time.perf_counter() - began
-            self.seed += batch.attempted
-            self.cases += batch.attempted - batch.rejected
-            self.rejected += batch.rejected
-            self.emit(Progress(self.fault, self.spent, self.cases, self.rejected))
-            if batch.failed is not None:
-                return batch.failed
-        return None
+    return Hunt(pool, config.targets, config.budget_s, config.batch_s, progress)
 
 
 def _save(config: Config, fault: str | None, failed: FailedCase) -> Path | None:
@@ -226,13 +206,6 @@ def _alarm(config: Config, fault: str | None, failed: FailedCase, target_ref: st
     return FalseAlarm(fault, failed.target, v.rule, v.title, v.signature, seconds, str(path), repro)
 
 
-def _passes_clean(clean: WorkerPool, target_ref: str, failed: FailedCase) -> bool:
-    """True if the failing case passes on the fault-free driver (so the fault is what made it fail)."""
-    if failed.case is None:
-        return False
-    return clean.run(target_ref, failed.case).verdict.ok
-
-
 def evaluate(config: Config, emit: Callable[[Event], None] = lambda e: None) -> Report:
     """Hunt each fault, then run the fault-free driver; the report of what was found and what was a false alarm."""
     report = Report()
@@ -251,9 +224,10 @@ def evaluate(config: Config, emit: Callable[[Event], None] = lambda e: None) -> 
             emit(RunStarted(fault.name, config.budget_s))
             result = FaultResult(fault.name, fault.area)
             with WorkerPool(config.driver, [fault.name], config.timeout_s) as pool:
-                hunt = _Hunt(pool, config, fault.name, emit)
+                hunt = _hunt(pool, config, fault.name, emit)
                 while (failed := hunt.next_failure()) is not None:
-                    if _passes_clean(clean, refs[failed.target], failed):
+                    # The fault is what made the case fail only if the fault-free driver passes it.
+                    if passes_on(clean, refs[failed.target], failed):
                         _save(config, fault.name, failed)
                         result.found, result.seconds = True, hunt.spent
                         result.target, result.rule = failed.target, failed.verdict.rule
@@ -262,7 +236,7 @@ def evaluate(config: Config, emit: Callable[[Event], None] = lambda e: None) -> 
             report.faults.append(result)
             emit(FaultDone(result, hunt.cases))
         emit(RunStarted(None, config.budget_s))
-        hunt = _Hunt(clean, config, None, emit)
+        hunt = _hunt(clean, config, None, emit)
         alarms_before, failing = len(report.false_alarms), 0
         while (failed := hunt.next_failure()) is not None:
             failing += 1

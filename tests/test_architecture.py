@@ -84,7 +84,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("harness.gen", "harness.paths", "harness.drivers", "harness.reduce", "harness.engines"),
     ("harness.strategies", "harness.targets", "harness.conformance"),
     ("harness.runner",),
-    ("harness.campaign", "harness.evaluate", "harness.bench"),
+    ("harness.campaign", "harness.evaluate", "harness.mutants", "harness.bench"),
     ("harness.cli",),
 ]
 LAYER_OF = {unit: k for k, units in enumerate(LAYERS) for unit in units}

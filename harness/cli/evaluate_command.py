@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from harness.cli import mutants_command
 from harness.cli.options import Misuse, add_driver, command, names, parse
 
 EXIT_OK, EXIT_MISSED = 0, 1
@@ -21,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="For each fault of the driver's catalogue, run seeded random cases of the targets on the driver "
         "started with that fault until one fails or the budget is spent; then run the fault-free driver for the same "
         "budget and report anything found there as a false alarm. Exit 1 if a fault was missed or there was a false "
-        "alarm.",
+        "alarm. With --mutants N, evaluate against N semantic mutants of the driver's source instead (see below).",
     )
     parser.add_argument(
         "--budget-seconds",
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out", type=Path, metavar="DIR", help="where failing cases are saved (default runs/evaluate-TIME/)"
     )
+    mutants_command.add_options(parser)
     return parser
 
 
@@ -107,13 +109,34 @@ def _print_table(report) -> None:
     print(f"{found} of {len(rows)} faults found; {len(report.false_alarms)} false alarm(s)")
 
 
+def _targets(args: argparse.Namespace) -> list[str]:
+    """The targets asked for (default: every registered target), each one known."""
+    from harness.runner import UnknownTarget, registered_targets, resolve_target
+
+    targets = args.targets or sorted(registered_targets())
+    try:
+        for t in targets:
+            resolve_target(t)
+    except UnknownTarget as exc:
+        raise Misuse(str(exc)) from None
+    if not targets:
+        raise Misuse("no targets")
+    return targets
+
+
 @command("evaluate")
 def main_evaluate(argv: list[str]) -> int:
     """Run the command."""
     from harness import evaluate as ev
-    from harness.runner import UnknownTarget, WorkerStartError, registered_targets, resolve_target
+    from harness.runner import WorkerStartError
 
     args = parse(build_parser(), argv)
+    if args.mutants is not None:
+        given = (("--faults", args.faults), ("--list", args.list), ("--catalogue", args.catalogue))
+        conflicting = [option for option, value in given if value]
+        if conflicting:
+            raise Misuse(f"--mutants does not go with {', '.join(conflicting)}")
+        return mutants_command.run(args, _targets(args))
     try:
         catalogue = ev.load_catalogue(args.catalogue or ev.catalogue_module_for(args.driver))
     except (ImportError, AttributeError) as exc:
@@ -131,14 +154,7 @@ def main_evaluate(argv: list[str]) -> int:
         if unknown:
             raise Misuse(f"unknown fault(s) {', '.join(unknown)}; see --list")
         catalogue = [by_name[n] for n in wanted]
-    targets = args.targets or sorted(registered_targets())
-    try:
-        for t in targets:
-            resolve_target(t)
-    except UnknownTarget as exc:
-        raise Misuse(str(exc)) from None
-    if not targets:
-        raise Misuse("no targets")
+    targets = _targets(args)
     out = args.out or Path("runs") / f"evaluate-{time.strftime('%Y%m%d-%H%M%S')}"
     timeout = args.timeout if args.timeout is not None else ev.DEFAULT_TIMEOUT_S
     config = ev.Config(catalogue, targets, args.driver, args.budget_seconds, timeout, out)

@@ -107,8 +107,12 @@ class WorkerPool:
         faults: Sequence[str] = (),
         timeout_s: float = DEFAULT_TIMEOUT_S,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
+        import_path: Sequence[str] = (),
     ) -> None:
         self.driver_spec = driver_spec
+        # Folders the worker searches before this process's import path: a copy of a driver package placed there
+        # is the one the worker's driver spec loads (the mutation self-evaluation runs mutated copies this way).
+        self.import_path = tuple(import_path)
         self.faults = tuple(faults)
         self.timeout_s = timeout_s
         self.startup_timeout_s = startup_timeout_s
@@ -141,7 +145,7 @@ class WorkerPool:
         self._worker = _Worker(process, parent, Path(log_path))
         self.starts += 1
         try:
-            parent.send((list(sys.path), self.driver_spec, self.faults, log_path))
+            parent.send(([*self.import_path, *sys.path], self.driver_spec, self.faults, log_path))
         except OSError:
             pass  # the worker is already gone: the wait below says so
         deadline = time.monotonic() + self.startup_timeout_s
