@@ -91,7 +91,7 @@ def _check_window_activation(op: Op, win: Window) -> str | None:
     return None
 
 
-@rule(O.CONV_2D, types=FLOAT_QUANT, params={1: "filter"}, check=_check_conv)
+@rule(O.CONV_2D, types=FLOAT_QUANT, check=_check_conv)
 def conv_2d(op: Op) -> None:
     """HAL CONV_2D: 0 input [n, h, w, c_in], 1 filter [c_out, fh, fw, c_in], 2 bias [c_out]; explicit form: 3-6
     padding left, right, top, bottom, 7 stride_w, 8 stride_h, 9 activation, [10 layout, 11 dilation_w, 12
@@ -118,7 +118,7 @@ def _check_depthwise(op: Op) -> str | None:
     return None
 
 
-@rule(O.DEPTHWISE_CONV_2D, types=FLOAT_QUANT, params={1: "filter"}, check=_check_depthwise)
+@rule(O.DEPTHWISE_CONV_2D, types=FLOAT_QUANT, check=_check_depthwise)
 def depthwise_conv_2d(op: Op) -> None:
     """HAL DEPTHWISE_CONV_2D: 0 input [n, h, w, c_in], 1 filter [1, fh, fw, c_out], 2 bias [c_out]; explicit form:
     3-6 padding left, right, top, bottom, 7 stride_w, 8 stride_h, 9 depth multiplier, 10 activation, [11 layout,
@@ -140,7 +140,7 @@ def _check_grouped(op: Op) -> str | None:
     return _check_filter(op, 0) or _check_window_activation(op, _grouped_window(op))
 
 
-@rule(O.GROUPED_CONV_2D, types=FLOAT_QUANT, params={1: "filter"}, check=_check_grouped)
+@rule(O.GROUPED_CONV_2D, types=FLOAT_QUANT, check=_check_grouped)
 def grouped_conv_2d(op: Op) -> None:
     """HAL GROUPED_CONV_2D: 0 input [n, h, w, c_in], 1 filter [c_out, fh, fw, c_in / groups], 2 bias [c_out];
     explicit form: 3-6 padding left, right, top, bottom, 7 stride_w, 8 stride_h, 9 groups, 10 activation, 11
