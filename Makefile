@@ -14,7 +14,7 @@ $(BIN)/python:
 PACKAGES := $(shell find harness driver_under_test -name __init__.py -not -path '*/__pycache__/*')
 $(STAMP): pyproject.toml $(PACKAGES) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,litert]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,litert,onnxruntime]'
 	touch $(STAMP)
 
 test: $(STAMP)

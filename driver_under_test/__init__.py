@@ -4,6 +4,9 @@ It imports nothing of the harness but `harness.hal`. Start it with `create_devic
 prepared models run on the driver's own numpy kernels. The same HAL plumbing over LiteRT (`pip install
 'nnfuzz[litert]'`): `create_litert_device` (optimized kernels), `create_litert_xnnpack_device`,
 `create_litert_reference_device`, each a driver spec of its own (`--driver driver_under_test:create_litert_device`).
+Over ONNX Runtime (`pip install 'nnfuzz[onnxruntime]'`): `create_onnxruntime_device` (graph optimization level
+all, ONNX Runtime's default; `level=` picks another) and one factory per level (`create_onnxruntime_disabled_device`,
+`create_onnxruntime_basic_device`, `create_onnxruntime_extended_device`).
 """
 
 from __future__ import annotations
@@ -41,6 +44,29 @@ def create_litert_reference_device(faults: Iterable[str] | None = None, **option
     return create_litert_device(faults, "reference", **options)
 
 
+def create_onnxruntime_device(
+    faults: Iterable[str] | None = None, level: str = "all", **options: object
+) -> DriverDevice:
+    """A new device whose prepared models run on ONNX Runtime at graph optimization `level` (disabled, basic,
+    extended or all)."""
+    return create_device(faults, backend="onnxruntime", backend_options={"level": level}, **options)
+
+
+def create_onnxruntime_disabled_device(faults: Iterable[str] | None = None, **options: object) -> DriverDevice:
+    """create_onnxruntime_device with every graph optimization disabled."""
+    return create_onnxruntime_device(faults, "disabled", **options)
+
+
+def create_onnxruntime_basic_device(faults: Iterable[str] | None = None, **options: object) -> DriverDevice:
+    """create_onnxruntime_device with the basic graph optimizations."""
+    return create_onnxruntime_device(faults, "basic", **options)
+
+
+def create_onnxruntime_extended_device(faults: Iterable[str] | None = None, **options: object) -> DriverDevice:
+    """create_onnxruntime_device with the extended graph optimizations (fusions, QDQ groups)."""
+    return create_onnxruntime_device(faults, "extended", **options)
+
+
 # The variants of this driver by backend name: the same HAL plumbing over each backend and kernel set. nnfuzz
 # replays an engine finding on the other variants to tell the engine's bug from the plumbing's or the translation's.
 VARIANTS = {
@@ -48,6 +74,10 @@ VARIANTS = {
     "litert-optimized": "driver_under_test:create_litert_device",
     "litert-xnnpack": "driver_under_test:create_litert_xnnpack_device",
     "litert-reference": "driver_under_test:create_litert_reference_device",
+    "onnxruntime-all": "driver_under_test:create_onnxruntime_device",
+    "onnxruntime-extended": "driver_under_test:create_onnxruntime_extended_device",
+    "onnxruntime-basic": "driver_under_test:create_onnxruntime_basic_device",
+    "onnxruntime-disabled": "driver_under_test:create_onnxruntime_disabled_device",
 }
 
 __all__ = [
@@ -58,4 +88,8 @@ __all__ = [
     "create_litert_device",
     "create_litert_reference_device",
     "create_litert_xnnpack_device",
+    "create_onnxruntime_basic_device",
+    "create_onnxruntime_device",
+    "create_onnxruntime_disabled_device",
+    "create_onnxruntime_extended_device",
 ]

@@ -7,7 +7,7 @@ into a Program once per prepared model, and runs that Program for every executio
 the model cache keeps of it, so that `load` can rebuild it without compiling again.
 
 Backends are listed by name in one table; `create_backend(name, **options)` builds one (options are the backend's
-own, e.g. LiteRT's kernel set).
+own, e.g. LiteRT's kernel set, ONNX Runtime's graph optimization level).
 """
 
 from __future__ import annotations
@@ -114,6 +114,7 @@ _FACTORIES: dict[str, str] = {
     # import is expensive, and it may not be installed).
     "numpy": "driver_under_test.backends.numpy",
     "litert": "driver_under_test.backends.litert.backend",
+    "onnxruntime": "driver_under_test.backends.onnxruntime.backend",
 }
 
 

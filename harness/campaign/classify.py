@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from harness.case import Case, CaseFormatError
 from harness.drivers import create_device, variants
-from harness.engines import BareRun, BareRuns, NotExportable, RunOutcome, bare_runs, engine_model_of
+from harness.engines import BareRun, BareRuns, NotExportable, RunOutcome, UnknownFormat, bare_runs, engine_model_of
 from harness.hal import EngineExport, OperandType
 from harness.oracle.divergences import DIVERGENCES, label
 from harness.oracle.verdict import Outcome, Verdict
@@ -139,7 +139,7 @@ def classify(case_json: dict, verdict: Verdict, driver: str, replay: Replay) -> 
         hal_showing = sorted(k for k, name in engines.items() if found.replays.get(name) == FAILS) or [kernel_set]
         try:
             runs = bare_runs(case, engine_model_of(case, device))
-        except NotExportable as e:
+        except (NotExportable, UnknownFormat) as e:  # no engine model, or no adapter for its format (onnx)
             found.kernel_sets = hal_showing
             found.reason = f"no engine model to run bare ({e}); replays: {found.replays}"
             return found

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness import ops
-from harness.hal import Model, OperandLifeTime, Operation, OperationType, Subgraph
+from harness.hal import Model, OperandLifeTime, OperandType, Operation, OperationType, Subgraph
 from harness.hal.values import constant_value
 from harness.oracle.verdict import Verdict
 
@@ -286,5 +286,49 @@ register(
         behaviour="the time-major kernel steps through the auxiliary input by the input's width instead of its own, "
         "so every step after the first reads the auxiliary input at the wrong offset",
         matches=_time_major_cross_aux_rnn,
+    )
+)
+
+
+_QDQ_WINDOWS = frozenset(
+    {
+        OperationType.FULLY_CONNECTED,
+        OperationType.CONV_2D,
+        OperationType.DEPTHWISE_CONV_2D,
+        OperationType.GROUPED_CONV_2D,
+    }
+)
+_INT8 = frozenset({OperandType.TENSOR_QUANT8_ASYMM_SIGNED, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL})
+
+
+def _int8_moved_before_qdq_window(s: Sighting) -> bool:
+    """A failed execution of a model with a FULLY_CONNECTED or convolution whose input or filter is an int8 tensor
+    given at run time (which the translation dequantizes, then reshapes or transposes)."""
+    if s.verdict.rule not in _STATUS_RULES:
+        return False
+    main = s.model.main
+    for op in main.operations:
+        if op.type in _QDQ_WINDOWS:
+            operands = [main.operands[i] for i in op.inputs[:2]]
+            if any(o.type in _INT8 and o.lifetime not in _CONSTANT for o in operands):
+                return True
+    return False
+
+
+register(
+    Divergence(
+        id="onnxruntime-qdq-s8-propagation",
+        engine="onnxruntime",
+        kernel_sets=frozenset({"extended", "all"}),
+        operation=OperationType.FULLY_CONNECTED,
+        nature="bug",
+        condition="an opset-21 QDQ model where an int8 tensor given at run time is dequantized, then reshaped or "
+        "transposed before Gemm/Conv (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D over "
+        "TENSOR_QUANT8_ASYMM_SIGNED inputs or per-channel filters given at run time)",
+        hal="an execution of a valid model the device prepared succeeds (D5)",
+        behaviour="the session fails to initialize: QDQPropagationTransformer inserts a QuantizeLinear whose "
+        "output_dtype is INT8 and QDQS8ToU8Transformer turns its zero point into uint8 without updating "
+        "output_dtype ('output_dtype INT8 does not match y_zero_point type UINT8')",
+        matches=_int8_moved_before_qdq_window,
     )
 )

@@ -1,0 +1,338 @@
+"""The two sides of a translation: the HAL operation a rule reads (Op) and the ONNX graph it writes into.
+
+A rule sees one `Op`: its HAL operands, constant values and scalar parameters, and, while translating, the graph
+being built. Tensors are named by strings. Two views of an input exist:
+
+- `Op.input(i)`: the operand as it is stored (raw integers for quantized types), for rules that move data;
+- `Op.x(i)`: its real value as float32 (a quantized operand through DequantizeLinear, a float16 one through Cast),
+  for rules that compute. `Op.y(k)` is the float32 tensor a computing rule writes output k's real value into;
+  `Op.finish` then stores it in the output's type (QuantizeLinear with the output's scale and zero point, or Cast
+  to float16). Computing quantized operations in float between a DequantizeLinear and a QuantizeLinear is the
+  QDQ form ONNX Runtime recognises: at the extended and all levels it fuses such groups into its integer kernels.
+
+Support checks use the same object without a builder, so `unsupported_reason` never imports onnx. Node, attribute
+and element type names are resolved only when the model is packed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.hal import (
+    Model,
+    Operand,
+    OperandLifeTime,
+    OperandType,
+    Operation,
+    OperationType,
+    Subgraph,
+    SymmPerChannelQuantParams,
+)
+
+ConstantReader = Callable[[int, int], np.ndarray]
+
+T = OperandType
+L = OperandLifeTime
+
+# HAL operand type -> ONNX element type (TensorProto name).
+ELEMENT_TYPES: dict[int, str] = {
+    T.TENSOR_FLOAT32: "FLOAT",
+    T.FLOAT32: "FLOAT",
+    T.TENSOR_FLOAT16: "FLOAT16",
+    T.FLOAT16: "FLOAT16",
+    T.TENSOR_INT32: "INT32",
+    T.INT32: "INT32",
+    T.TENSOR_QUANT8_ASYMM: "UINT8",
+    T.TENSOR_QUANT8_ASYMM_SIGNED: "INT8",
+    T.TENSOR_QUANT8_SYMM: "INT8",
+    T.TENSOR_QUANT8_SYMM_PER_CHANNEL: "INT8",
+    T.TENSOR_QUANT16_SYMM: "INT16",
+    T.TENSOR_QUANT16_ASYMM: "UINT16",
+    T.TENSOR_BOOL8: "BOOL",
+    T.BOOL: "BOOL",
+}
+# HAL operand types no ONNX tensor stands for here, with the reason.
+UNMAPPED_TYPES: dict[int, str] = {
+    T.UINT32: "no translated operation takes a UINT32 operand",
+    T.TENSOR_OEM_BYTE: "OEM operands have no ONNX counterpart",
+    T.OEM: "OEM operands have no ONNX counterpart",
+}
+QUANTIZED = frozenset(
+    {
+        T.TENSOR_QUANT8_ASYMM,
+        T.TENSOR_QUANT8_ASYMM_SIGNED,
+        T.TENSOR_QUANT8_SYMM,
+        T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
+        T.TENSOR_QUANT16_SYMM,
+        T.TENSOR_QUANT16_ASYMM,
+    }
+)
+SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
+HALF = frozenset({T.TENSOR_FLOAT16, T.FLOAT16})
+
+# numpy dtype of each ONNX element type this backend writes.
+DTYPES = {
+    "FLOAT": np.dtype(np.float32),
+    "FLOAT16": np.dtype(np.float16),
+    "INT32": np.dtype(np.int32),
+    "INT64": np.dtype(np.int64),
+    "UINT8": np.dtype(np.uint8),
+    "INT8": np.dtype(np.int8),
+    "INT16": np.dtype(np.int16),
+    "UINT16": np.dtype(np.uint16),
+    "BOOL": np.dtype(np.bool_),
+}
+
+
+class UnsupportedModel(Exception):
+    """The model has an operation (or operand) this backend cannot translate; the message says why."""
+
+
+def operand_shape(operand: Operand) -> list[int | None] | None:
+    """An operand's ONNX shape: None for an unknown rank, None for each unknown dimension."""
+    if operand.type in SCALARS:
+        return []
+    if not operand.dimensions:
+        return None
+    return [int(d) if d else None for d in operand.dimensions]
+
+
+class Op:
+    """One HAL operation as a rule sees it; with a GraphBuilder attached it also writes ONNX nodes."""
+
+    def __init__(
+        self,
+        model: Model,
+        subgraph: int,
+        graph: Subgraph,
+        operation: Operation,
+        constants: ConstantReader,
+        builder: GraphBuilder | None = None,
+    ) -> None:
+        self.model = model
+        self.subgraph = subgraph
+        self.graph = graph
+        self.operation = operation
+        self.constants = constants
+        self.builder = builder
+        self._values: dict[int, np.ndarray] = {}
+        self._reals: dict[int, str] = {}  # input position -> its float32 real value
+        self._pending: dict[int, str] = {}  # output position -> the float32 tensor finish() stores into it
+
+    # ---- reading the HAL operation ----
+
+    @property
+    def type(self) -> OperationType:
+        """The HAL operation type."""
+        return OperationType(self.operation.type)
+
+    @property
+    def name(self) -> str:
+        """The HAL operation's name, for messages."""
+        return self.type.name
+
+    @property
+    def n_inputs(self) -> int:
+        """How many inputs the operation lists."""
+        return len(self.operation.inputs)
+
+    def operand(self, i: int) -> Operand | None:
+        """Input i's operand, or None when it is not listed or has no value (NO_VALUE)."""
+        if i >= len(self.operation.inputs):
+            return None
+        operand = self.graph.operands[self.operation.inputs[i]]
+        return None if operand.lifetime == L.NO_VALUE else operand
+
+    def out(self, k: int = 0) -> Operand:
+        """Output k's operand."""
+        return self.graph.operands[self.operation.outputs[k]]
+
+    def has(self, i: int) -> bool:
+        """True when input i is present with a value."""
+        return self.operand(i) is not None
+
+    def in_type(self, i: int = 0) -> int:
+        """The operand type of input i (which must be present)."""
+        operand = self.operand(i)
+        assert operand is not None, f"{self.name}: input {i} absent"
+        return operand.type
+
+    def quantized(self, i: int = 0) -> bool:
+        """True when input i has a quantized type."""
+        return self.in_type(i) in QUANTIZED
+
+    def is_const(self, i: int) -> bool:
+        """True when input i is a constant (CONSTANT_COPY or CONSTANT_REFERENCE)."""
+        operand = self.operand(i)
+        return operand is not None and operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE)
+
+    def value(self, i: int) -> np.ndarray:
+        """The value of constant input i, in its storage dtype and dimensions."""
+        if i not in self._values:
+            if not self.is_const(i):
+                raise UnsupportedModel(f"{self.name}: input {i} is not a constant")
+            self._values[i] = np.asarray(self.constants(self.subgraph, self.operation.inputs[i]))
+        return self._values[i]
+
+    def scalar(self, i: int, default: Any = None) -> Any:
+        """The Python value of constant scalar input i, or `default` when the input is absent."""
+        if not self.has(i):
+            return default
+        return self.value(i).reshape(-1)[0].item()
+
+    def dims(self, i: int) -> list[int]:
+        """Input i's declared dimensions (0 = unknown, [] = unknown rank for a tensor)."""
+        operand = self.operand(i)
+        assert operand is not None
+        return list(operand.dimensions)
+
+    def rank(self, i: int) -> int | None:
+        """Input i's rank, or None when unknown."""
+        operand = self.operand(i)
+        if operand is None or (operand.type not in SCALARS and not operand.dimensions):
+            return None
+        return len(operand.dimensions)
+
+    def out_rank(self, k: int = 0) -> int | None:
+        """Output k's rank, or None when unknown."""
+        dims = self.out(k).dimensions
+        return len(dims) if dims else None
+
+    # ---- writing ONNX (translation only) ----
+
+    @property
+    def b(self) -> GraphBuilder:
+        """The graph being built (only while translating)."""
+        assert self.builder is not None, "a support check must not build"
+        return self.builder
+
+    def input(self, i: int) -> str:
+        """The tensor of input i as stored ("" when the input is omitted)."""
+        if not self.has(i):
+            return ""
+        return self.b.hal_tensor(self.operation.inputs[i])
+
+    def output(self, k: int = 0) -> str:
+        """The tensor of output k as stored."""
+        return self.b.hal_tensor(self.operation.outputs[k])
+
+    def x(self, i: int) -> str:
+        """Input i's real value as float32 (dequantized or widened; float32 and other types as they are)."""
+        found = self._reals.get(i)
+        if found is None:
+            operand = self.operand(i)
+            assert operand is not None, f"{self.name}: input {i} absent"
+            found = self.real_of(self.input(i), operand)
+            self._reals[i] = found
+        return found
+
+    def real_of(self, tensor: str, operand: Operand) -> str:
+        """`tensor` (stored as `operand` stores its values) as float32 real values."""
+        if operand.type in QUANTIZED:
+            scale, zero_point, axis = quant_params(operand)
+            attrs = {} if axis is None else {"axis": axis}
+            return self.node("DequantizeLinear", [tensor, self.const(scale), self.const(zero_point)], **attrs)
+        if operand.type in HALF:
+            return self.node("Cast", [tensor], to="FLOAT")
+        return tensor
+
+    def y(self, k: int = 0) -> str:
+        """The float32 tensor a computing rule writes output k's real value into (output k itself when it is
+        float32, int32 or boolean)."""
+        operand = self.out(k)
+        if operand.type not in QUANTIZED and operand.type not in HALF:
+            return self.output(k)
+        found = self._pending.get(k)
+        if found is None:
+            found = self._pending[k] = self.b.fresh("real")
+        return found
+
+    def store(self, tensor: str, operand: Operand, target: str) -> None:
+        """Write float32 real values `tensor` into `target`, stored as `operand` stores its values."""
+        if operand.type in QUANTIZED:
+            scale, zero_point, axis = quant_params(operand)
+            attrs = {} if axis is None else {"axis": axis}
+            self.node("QuantizeLinear", [tensor, self.const(scale), self.const(zero_point)], [target], **attrs)
+        elif operand.type in HALF:
+            self.node("Cast", [tensor], [target], to="FLOAT16")
+        else:
+            self.node("Identity", [tensor], [target])
+
+    def finish(self) -> None:
+        """After the rule: store the real values written to y(k) into their outputs."""
+        for k, tensor in self._pending.items():
+            self.store(tensor, self.out(k), self.output(k))
+
+    def const(self, value: Any, dtype: Any = None) -> str:
+        """A new initializer holding `value` (int64 for Python ints unless `dtype` says otherwise)."""
+        array = np.asarray(value, dtype=dtype)
+        if dtype is None and isinstance(value, int | list | tuple) and array.dtype.kind == "i":
+            array = array.astype(np.int64)
+        return self.b.const(array)
+
+    def ints(self, values: Sequence[int]) -> str:
+        """A 1-D int64 initializer (shapes, axes, pads)."""
+        return self.b.const(np.asarray(list(values), dtype=np.int64).reshape(-1))
+
+    def node(self, op_type: str, inputs: Sequence[str], outputs: Sequence[str] | int = 1, **attrs: Any) -> Any:
+        """Append one node; `outputs` names its outputs or says how many fresh ones to make. Returns the output
+        name (one output) or the list of names."""
+        if isinstance(outputs, int):
+            names = [self.b.fresh(op_type.lower()) for _ in range(outputs)]
+        else:
+            names = list(outputs)
+        self.b.nodes.append((op_type, list(inputs), names, attrs))
+        return names[0] if len(names) == 1 else names
+
+
+def quant_params(operand: Operand) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """(scale, zero point, axis) of a quantized operand for QuantizeLinear/DequantizeLinear (axis None: per
+    tensor); the zero point in the operand's storage type."""
+    dtype = DTYPES[ELEMENT_TYPES[operand.type]]
+    if operand.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        params = operand.extra_params
+        assert isinstance(params, SymmPerChannelQuantParams)
+        scales = np.asarray(params.scales, dtype=np.float32)
+        return scales, np.zeros(len(scales), dtype=dtype), int(params.channel_dim)
+    return np.asarray(operand.scale, dtype=np.float32), np.asarray(operand.zero_point, dtype=dtype), None
+
+
+class GraphBuilder:
+    """The ONNX graph built from HAL main: nodes, initializers, inputs and outputs (as plain Python values)."""
+
+    def __init__(self, graph: Subgraph, constants: ConstantReader) -> None:
+        self.graph = graph
+        self.constants = constants
+        self.nodes: list[tuple[str, list[str], list[str], dict[str, Any]]] = []
+        self.initializers: dict[str, np.ndarray] = {}
+        self._hal: dict[int, str] = {}
+        self._count = 0
+
+    def fresh(self, prefix: str) -> str:
+        """A new tensor name."""
+        self._count += 1
+        return f"{prefix}_{self._count}"
+
+    def hal_tensor(self, index: int) -> str:
+        """The tensor of HAL operand `index` (a constant becomes an initializer when first used)."""
+        found = self._hal.get(index)
+        if found is not None:
+            return found
+        operand = self.graph.operands[index]
+        name = f"operand{index}"
+        if operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE):
+            value = np.asarray(self.constants(0, index))
+            dtype = DTYPES[ELEMENT_TYPES[operand.type]]
+            # A HAL boolean is any non-zero byte.
+            self.initializers[name] = (value != 0) if dtype == np.bool_ else value.astype(dtype)
+        self._hal[index] = name
+        return name
+
+    def const(self, array: np.ndarray) -> str:
+        """A new initializer."""
+        name = self.fresh("const")
+        self.initializers[name] = array
+        return name

@@ -1,0 +1,129 @@
+"""The ONNX Runtime backend behind the driver's backend seam (driver_under_test.backends): support, compile, load,
+run.
+
+Support is the translation's (`unsupported_reason`, asked per operation), so preparation fails only for what the
+translation refuses. The ONNX model is built when first needed (the first execution, or saving the model cache
+when preparation is given cache handles) and the session at the first execution (D3: no heavy resources at
+preparation); both then serve every execution. The model cache keeps the serialized ONNX model, so preparing from
+cache does not translate again.
+
+The "kernel set" of this backend is ONNX Runtime's graph optimization level. The default is "all", ONNX Runtime's
+own default for a session: the driver then runs models the way the engine's users do, with every graph rewrite
+(QDQ fusion into integer kernels included) in play. "disabled" runs the translated graph node by node, which
+tells a rewrite's bug from a kernel's.
+
+What ONNX Runtime raises, or how it fails, is not guarded: an engine that aborts or gives wrong values is what
+the harness looks for. Deadlines are checked before an execution starts (a run cannot be cancelled).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from driver_under_test.backends import ConstantReader, Constants, Executed, RunSettings
+from driver_under_test.backends.onnxruntime._engine import OnnxRuntimeMissing, OptLevel, engine_version
+from driver_under_test.backends.onnxruntime._program import OrtProgram
+from driver_under_test.backends.onnxruntime._translate import translate, unsupported_reason
+from harness.hal import Model, OperandType
+
+
+class OrtBackendProgram:
+    """A model for ONNX Runtime: its ONNX model (the cache's artifact) and its session, each made on first use;
+    the translations without absent optional inputs, made when an execution first omits them."""
+
+    def __init__(
+        self, model: Model, constants: ConstantReader, level: OptLevel, threads: int, onnx_model: bytes | None = None
+    ) -> None:
+        self._model = model
+        self._constants = constants
+        self.level = level
+        self.threads = threads
+        self._onnx = onnx_model  # the translation with every input present (None: not made yet)
+        self._programs: dict[tuple[int, ...], OrtProgram] = {}  # absent input positions -> session
+        self._lock = threading.Lock()
+
+    @property
+    def artifact(self) -> bytes:
+        """The serialized ONNX model with every input present (translated now if it was not yet)."""
+        with self._lock:
+            return self._translated(())
+
+    def _translated(self, absent: tuple[int, ...]) -> bytes:
+        if absent:
+            return translate(self._model, self._constants, absent)
+        if self._onnx is None:
+            self._onnx = translate(self._model, self._constants)
+        return self._onnx
+
+    def _session(self, absent: tuple[int, ...]) -> OrtProgram:
+        with self._lock:
+            program = self._programs.get(absent)
+            if program is None:
+                program = OrtProgram(self._translated(absent), self.level, self.threads)
+                self._programs[absent] = program
+            return program
+
+    def execute(self, inputs: Sequence[np.ndarray | None], settings: RunSettings) -> Executed:
+        """Main's outputs for main's inputs, run by ONNX Runtime (relaxed float32 is computed in float32, as D11
+        allows); inputs without a value (None) are absent optional operands."""
+        program = self._session(tuple(k for k, value in enumerate(inputs) if value is None))
+        started = time.perf_counter_ns()
+        outputs = program.run([value for value in inputs if value is not None])
+        return Executed(outputs, time.perf_counter_ns() - started)
+
+
+# Relative execution time a device reports per optimization level (getCapabilities: lower is faster).
+_EXEC_TIME = {OptLevel.DISABLED: 0.8, OptLevel.BASIC: 0.7, OptLevel.EXTENDED: 0.6, OptLevel.ALL: 0.6}
+
+
+class OrtBackend:
+    """ONNX Runtime on its CPU provider at one graph optimization level."""
+
+    export_format = "onnx"  # a program's artifact is the ONNX model ONNX Runtime runs
+
+    # The HAL types some translated operation computes on.
+    operand_types = frozenset(
+        t for t in OperandType if t not in (OperandType.UINT32, OperandType.OEM, OperandType.TENSOR_OEM_BYTE)
+    )
+
+    def __init__(self, level: OptLevel | str = OptLevel.ALL, threads: int = 1) -> None:
+        self.kernel_set = OptLevel(level).value
+        self.threads = int(threads)
+        self.name = f"onnxruntime-{self.kernel_set}"
+        self.exec_time = _EXEC_TIME[OptLevel(self.kernel_set)]
+
+    def version(self) -> str:
+        """The engine, its version and the optimization level."""
+        return f"{self.engine()}, graph optimization {self.kernel_set}"
+
+    def engine(self) -> str:
+        """The distribution and its version."""
+        return engine_version()
+
+    def runs(self, model: Model, subgraph: int, operation: int, constants: ConstantReader) -> bool:
+        """The translation has a rule for the operation, and its operands and parameters meet the rule's conditions."""
+        return unsupported_reason(model, subgraph, operation, constants) is None
+
+    def compile(self, model: Model, constants: Constants) -> OrtBackendProgram:
+        """The program of the model, translated into one ONNX model when first needed."""
+        return OrtBackendProgram(model, _reader(constants), OptLevel(self.kernel_set), self.threads)
+
+    def load(self, model: Model, constants: Constants, artifact: bytes) -> OrtBackendProgram:
+        """The ONNX model a model cache kept (verified by the cache), without translating again."""
+        return OrtBackendProgram(model, _reader(constants), OptLevel(self.kernel_set), self.threads, bytes(artifact))
+
+
+def _reader(constants: Constants) -> ConstantReader:
+    return lambda subgraph, index: constants[(subgraph, index)]
+
+
+def create_backend(level: OptLevel | str = OptLevel.ALL, threads: int = 1) -> OrtBackend:
+    """The ONNX Runtime backend at this graph optimization level (all by default)."""
+    return OrtBackend(level, threads)
+
+
+__all__ = ["OnnxRuntimeMissing", "OrtBackend", "OrtBackendProgram", "create_backend"]

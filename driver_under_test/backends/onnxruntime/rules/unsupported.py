@@ -1,0 +1,38 @@
+"""Operations decided unmappable onto ONNX operators, with the reason (the UNSUPPORTED table)."""
+
+from __future__ import annotations
+
+from driver_under_test.backends.onnxruntime._registry import declare_unsupported
+from harness.hal import OperationType as O
+
+_DETECTION = (
+    "ONNX has no operator for this detection/ROI operation and no short composition of standard operators "
+    "computes it (ONNX Runtime's RoiAlign differs in its sampling and layout contract)"
+)
+for _op in (
+    O.AXIS_ALIGNED_BBOX_TRANSFORM,
+    O.BOX_WITH_NMS_LIMIT,
+    O.DETECTION_POSTPROCESSING,
+    O.GENERATE_PROPOSALS,
+    O.HEATMAP_MAX_KEYPOINT,
+    O.ROI_ALIGN,
+    O.ROI_POOLING,
+):
+    declare_unsupported(_op, _DETECTION)
+
+_CONTROL_FLOW = (
+    "the translation builds one ONNX graph from main; referenced subgraphs (ONNX If/Loop bodies) are not translated"
+)
+for _op in (O.IF, O.WHILE):
+    declare_unsupported(_op, _CONTROL_FLOW)
+
+declare_unsupported(
+    O.HASHTABLE_LOOKUP,
+    "no ONNX operator looks keys up and reports hits; a composition (Equal against every key, ArgMax, Gather, "
+    "misses zeroed) is possible but not written",
+)
+declare_unsupported(O.LSH_PROJECTION, "ONNX has no hashing operator matching the HAL's farmhash-based signatures")
+declare_unsupported(
+    O.RANDOM_MULTINOMIAL, "ONNX Multinomial draws from its own generator; the HAL's seeds cannot be honoured"
+)
+declare_unsupported(O.OEM_OPERATION, "OEM operations are vendor-defined and have no ONNX counterpart")
