@@ -18,6 +18,7 @@ from driver_under_test.backends.onnxruntime.rules._common import (
     FLOAT,
     FLOAT_QUANT,
     I32,
+    INT32,
     Q8_PC,
     Window,
     activate,
@@ -25,6 +26,7 @@ from driver_under_test.backends.onnxruntime.rules._common import (
     check_rank4,
     explicit_form,
     from_nchw,
+    layout_nchw,
     moved,
     read_window,
     to_nchw,
@@ -364,3 +366,81 @@ def embedding_lookup(op: Op) -> None:
     ONNX Gather along axis 0 (values moved as stored when the output stores them alike)."""
     (values,), target = moved(op, (1,))
     op.node("Gather", [values, op.input(0)], [target], axis=0)
+
+
+# ---- resizing ----
+
+# (mode, align_corners, half_pixel_centers) -> ONNX Resize attributes giving the HAL's source coordinates.
+# Bilinear: src = out * in / out_size (asymmetric), out * (in - 1) / (out_size - 1) (align_corners), or
+# (out + 0.5) * in / out_size - 0.5 clamped into the input (half_pixel, whose linear kernel clamps likewise).
+# Nearest: floor(out * in / out_size); round-half-up of out * (in - 1) / (out_size - 1); floor((out + 0.5) *
+# in / out_size), which is half_pixel's (out + 0.5) * in / out_size - 0.5 rounded half up.
+_RESIZE_MODES: dict[tuple[str, bool, bool], dict[str, str]] = {
+    ("linear", False, False): {"coordinate_transformation_mode": "asymmetric"},
+    ("linear", True, False): {"coordinate_transformation_mode": "align_corners"},
+    ("linear", False, True): {"coordinate_transformation_mode": "half_pixel"},
+    ("nearest", False, False): {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+    ("nearest", True, False): {"coordinate_transformation_mode": "align_corners", "nearest_mode": "round_prefer_ceil"},
+    ("nearest", False, True): {"coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_ceil"},
+}
+_RESIZE_KINDS = {O.RESIZE_BILINEAR: "linear", O.RESIZE_NEAREST_NEIGHBOR: "nearest"}
+
+
+def _resize_flags(op: Op) -> tuple[bool, bool]:
+    return bool(op.scalar(4, False)), bool(op.scalar(5, False))
+
+
+def _check_resize(op: Op) -> str | None:
+    align, half = _resize_flags(op)
+    if align and half:
+        return f"{op.name}: align_corners and half_pixel_centers both set (the HAL forbids it)"
+    return check_rank4(op)
+
+
+def _resize_sizes(op: Op, x: str, axes: list[int]) -> str:
+    """The output's [height, width] as int64: the sizes (INT32 form), or floor(in * scale) in float32 (the HAL's
+    size of the scale form). Computed now when the parameters (and for scales the input's spatial size) are
+    constants, else at run time. The scale form goes through sizes too: with scales, ONNX would map coordinates by
+    the given scale, where the HAL maps them by the ratio of the sizes."""
+    by_size = op.in_type(1) == INT32
+    if op.is_const(1) and op.is_const(2):
+        if by_size:
+            return op.ints([int(op.scalar(2)), int(op.scalar(1))])
+        scales = np.asarray([op.scalar(2), op.scalar(1)], dtype=np.float32)
+        dims = [op.dims(0)[a] for a in axes]
+        if all(dims):
+            return op.ints([int(np.float32(d) * s) for d, s in zip(dims, scales)])
+        pair = op.const(scales)
+    else:
+        parts = [op.node("Reshape", [op.input(i), op.ints([1])]) for i in (2, 1)]
+        pair = op.node("Concat", parts, axis=0)
+        if by_size:
+            return op.node("Cast", [pair], to="INT64")
+        pair = op.node("Cast", [pair], to="FLOAT")
+    spatial_dims = op.node("Cast", [op.node("Gather", [op.node("Shape", [x]), op.ints(axes)])], to="FLOAT")
+    return op.node("Cast", [op.node("Floor", [op.node("Mul", [spatial_dims, pair])])], to="INT64")
+
+
+@rule(
+    [O.RESIZE_BILINEAR, O.RESIZE_NEAREST_NEIGHBOR],
+    types=FLOAT_QUANT,
+    params={3: "layout", 4: "align_corners", 5: "half_pixel_centers"},
+    runtime_scalars={1, 2},
+    check=_check_resize,
+)
+def resize(op: Op) -> None:
+    """HAL RESIZE_BILINEAR/RESIZE_NEAREST_NEIGHBOR: 0 input [n, h, w, c], 1 new width and 2 new height (INT32),
+    or 1 width scale and 2 height scale (FLOAT32/FLOAT16: new size floor(size * scale)), constants or given at
+    run time, [3 layout, 4 align_corners, 5 half_pixel_centers (BOOLs)]; output 0 (quantized: the input's scale
+    and zero point). ONNX Resize over the two spatial axes of the HAL's layout (the axes attribute, no
+    transposes) with output sizes, the coordinate mode and nearest rounding of the flags (table above). Nearest
+    moves stored values; bilinear interpolates real values."""
+    nchw = layout_nchw(op, 3)
+    axes = [2, 3] if nchw else [1, 2]
+    kind = _RESIZE_KINDS[op.type]
+    if kind == "nearest":
+        (source,), target = moved(op)
+    else:
+        source, target = op.x(0), op.y()
+    attrs = {"mode": kind, "axes": axes, **_RESIZE_MODES[(kind, *_resize_flags(op))]}
+    op.node("Resize", [source, "", "", _resize_sizes(op, source, axes)], [target], **attrs)
