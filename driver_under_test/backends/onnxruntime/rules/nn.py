@@ -19,6 +19,7 @@ from driver_under_test.backends.onnxruntime.rules._common import (
     FLOAT_QUANT,
     I32,
     INT32,
+    PADDING_SAME,
     Q8_PC,
     Window,
     activate,
@@ -29,6 +30,8 @@ from driver_under_test.backends.onnxruntime.rules._common import (
     layout_nchw,
     moved,
     read_window,
+    same_padding,
+    spatial,
     to_nchw,
     window_attrs,
 )
@@ -151,6 +154,72 @@ def grouped_conv_2d(op: Op) -> None:
     win = _grouped_window(op)
     _, fh, fw, _ = op.dims(1)
     _conv(op, win, _filter_oihw(op, (0, 3, 1, 2)), win.extra[0], (fh, fw))
+
+
+# ---- TRANSPOSE_CONV_2D ----
+
+
+def _transpose_conv_window(op: Op) -> Window:
+    # Explicit (11 inputs): 3-6 pads, 7-8 strides, 9 activation, 10 layout; implicit: 3 output shape, 4 scheme,
+    # 5-6 strides, 7 activation, 8 layout. No dilations.
+    explicit = op.n_inputs == 11
+    return read_window(op, 3 if explicit else 4, 0, explicit, dilations=False)
+
+
+def _check_transpose_conv(op: Op) -> str | None:
+    reason = _check_filter(op, 0)
+    if reason is not None:
+        return reason
+    win = _transpose_conv_window(op)
+    if win.pads is None:
+        if not op.is_const(3):
+            return f"{op.name}: input 3 (output shape) is given at run time; the translation needs it as a constant"
+        if 0 in spatial(op, 0, win.nchw):
+            return f"{op.name}: the implicit form needs the input's height and width (they set the padding)"
+    return _check_window_activation(op, win)
+
+
+def _transpose_pads(op: Op, win: Window) -> tuple[list[int], list[int]]:
+    """(ONNX pads [top, left, bottom, right], output_padding [h, w]) of the HAL's window. The implicit form pads
+    as a forward convolution from the output size back to the input size would, and the output keeps the size
+    the output shape gives: what the full result (in - 1) * stride + filter lacks at the end is output padding
+    (bias only, as in the HAL)."""
+    if win.pads is not None:
+        left, right, top, bottom = win.pads
+        return [top, left, bottom, right], [0, 0]
+    _, fh, fw, _ = op.dims(1)
+    shape = [int(v) for v in op.value(3).reshape(-1)]
+    out_hw = (shape[2], shape[3]) if win.nchw else (shape[1], shape[2])
+    (sw, sh), in_hw = win.stride, spatial(op, 0, win.nchw)
+    heads, tails, extra = [], [], []
+    for size, stride, kernel, in_size in zip(out_hw, (sh, sw), (fh, fw), in_hw):
+        head = same_padding(size, kernel, stride, 1)[0] if win.scheme == PADDING_SAME else 0
+        tail = (in_size - 1) * stride + kernel - head - size
+        heads.append(head)
+        tails.append(max(tail, 0))
+        extra.append(max(-tail, 0))
+    return heads + tails, extra
+
+
+@rule(O.TRANSPOSE_CONV_2D, types=FLOAT_QUANT, check=_check_transpose_conv)
+def transpose_conv_2d(op: Op) -> None:
+    """HAL TRANSPOSE_CONV_2D: 0 input [n, h, w, c_in], 1 filter [c_out, fh, fw, c_in] (per-channel along 0), 2
+    bias [c_out]; explicit form: 3-6 padding left, right, top, bottom, 7 stride_w, 8 stride_h, 9 activation, 10
+    layout; implicit form: 3 output shape (TENSOR_INT32 [4] constant, in the layout), 4 padding scheme, 5
+    stride_w, 6 stride_h, 7 activation, 8 layout. ONNX ConvTranspose on NCHW with the filter transposed to
+    [c_in, c_out, fh, fw], explicit pads and output padding (see _transpose_pads), then the activation."""
+    win = _transpose_conv_window(op)
+    _, fh, fw, _ = op.dims(1)
+    pads, output_padding = _transpose_pads(op, win)
+    x = to_nchw(op, op.x(0), win.nchw)
+    inputs = [x, _filter_oihw(op, (3, 0, 1, 2)), _bias(op)]
+    attrs = {"kernel_shape": [fh, fw], "strides": [win.stride[1], win.stride[0]], "pads": pads}
+    if any(output_padding):
+        attrs["output_padding"] = output_padding
+    result = op.node("ConvTranspose", inputs, **attrs)
+    activated = op.b.fresh("activated")
+    activate(op, result, activation(op, win.activation), activated)
+    op.node("Identity", [from_nchw(op, activated, win.nchw)], [op.y()])
 
 
 # ---- pools ----
