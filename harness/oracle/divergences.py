@@ -296,6 +296,7 @@ _QDQ_WINDOWS = frozenset(
         OperationType.CONV_2D,
         OperationType.DEPTHWISE_CONV_2D,
         OperationType.GROUPED_CONV_2D,
+        OperationType.TRANSPOSE_CONV_2D,
     }
 )
 _INT8 = frozenset({OperandType.TENSOR_QUANT8_ASYMM_SIGNED, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL})
@@ -323,7 +324,8 @@ register(
         operation=OperationType.FULLY_CONNECTED,
         nature="bug",
         condition="an opset-21 QDQ model where an int8 tensor given at run time is dequantized, then reshaped or "
-        "transposed before Gemm/Conv (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D over "
+        "transposed before Gemm/Conv/ConvTranspose (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D, "
+        "TRANSPOSE_CONV_2D over "
         "TENSOR_QUANT8_ASYMM_SIGNED inputs or per-channel filters given at run time)",
         hal="an execution of a valid model the device prepared succeeds (D5)",
         behaviour="the session fails to initialize: QDQPropagationTransformer inserts a QuantizeLinear whose "

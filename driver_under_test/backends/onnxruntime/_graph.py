@@ -17,6 +17,7 @@ and element type names are resolved only when the model is packed.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -301,20 +302,41 @@ def quant_params(operand: Operand) -> tuple[np.ndarray, np.ndarray, int | None]:
 
 
 class GraphBuilder:
-    """The ONNX graph built from HAL main: nodes, initializers, inputs and outputs (as plain Python values)."""
+    """The ONNX graph built from one HAL subgraph: nodes, initializers, inputs and outputs (as plain Python values).
 
-    def __init__(self, graph: Subgraph, constants: ConstantReader) -> None:
+    Main's builder is the root; a referenced subgraph is built by a child (`child`): into its own node list when
+    it becomes an ONNX If branch or Loop body, or into its parent's when it is inlined. Every builder of one
+    translation shares the root's initializers (outer-scope values, visible inside nested graphs) and tensor
+    name counter, so that names stay unique across the nested graphs, as ONNX requires."""
+
+    def __init__(
+        self, graph: Subgraph, constants: ConstantReader, subgraph: int = 0, parent: GraphBuilder | None = None
+    ) -> None:
         self.graph = graph
         self.constants = constants
+        self.subgraph = subgraph
+        self.root: GraphBuilder = self if parent is None else parent.root
         self.nodes: list[tuple[str, list[str], list[str], dict[str, Any]]] = []
-        self.initializers: dict[str, np.ndarray] = {}
+        self.initializers: dict[str, np.ndarray] = {} if parent is None else parent.root.initializers
         self._hal: dict[int, str] = {}
         self._count = 0
 
+    def child(self, graph: Subgraph, subgraph: int, inline: bool = False) -> GraphBuilder:
+        """A builder for referenced subgraph number `subgraph` (k + 1 for Model.referenced[k]): a nested graph of
+        its own, or (`inline`) writing its nodes among this builder's."""
+        built = GraphBuilder(graph, self.constants, subgraph, self)
+        if inline:
+            built.nodes = self.nodes
+        return built
+
+    def bind(self, index: int, name: str) -> None:
+        """Let HAL operand `index` of this builder's subgraph be the existing tensor `name`."""
+        self._hal[index] = name
+
     def fresh(self, prefix: str) -> str:
         """A new tensor name."""
-        self._count += 1
-        return f"{prefix}_{self._count}"
+        self.root._count += 1
+        return f"{prefix}_{self.root._count}"
 
     def hal_tensor(self, index: int) -> str:
         """The tensor of HAL operand `index` (a constant becomes an initializer when first used)."""
@@ -322,9 +344,10 @@ class GraphBuilder:
         if found is not None:
             return found
         operand = self.graph.operands[index]
-        name = f"operand{index}"
+        # Main's operands keep their HAL numbers; a referenced subgraph may be built more than once.
+        name = f"operand{index}" if self.subgraph == 0 else self.fresh(f"g{self.subgraph}_operand{index}")
         if operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE):
-            value = np.asarray(self.constants(0, index))
+            value = np.asarray(self.constants(self.subgraph, index))
             dtype = DTYPES[ELEMENT_TYPES[operand.type]]
             # A HAL boolean is any non-zero byte.
             self.initializers[name] = (value != 0) if dtype == np.bool_ else value.astype(dtype)
@@ -336,3 +359,15 @@ class GraphBuilder:
         name = self.fresh("const")
         self.initializers[name] = array
         return name
+
+
+@dataclass(frozen=True)
+class Body:
+    """A nested ONNX graph (an If branch, a Loop body) as a node attribute: its builder and its inputs and
+    outputs as (tensor name, HAL operand) pairs; the operand gives the element type (the shape is left open, as
+    loop-carried values may change shape between iterations). An input without an operand is a Loop's boolean
+    condition or int64 iteration number, named by its ONNX element type."""
+
+    builder: GraphBuilder
+    inputs: tuple[tuple[str, Operand | str], ...]
+    outputs: tuple[tuple[str, Operand | str], ...]

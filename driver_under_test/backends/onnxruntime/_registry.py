@@ -3,9 +3,9 @@
 A rule is a function that writes the ONNX nodes of one HAL operation (its docstring gives the HAL operand order it
 consumes and how it maps), plus the conditions under which it can: the operand types it accepts (`types`, checked
 on input `type_input`), the inputs that must be constants because they become node attributes or shape the
-translation (`params`: position -> role; every scalar input is one unless listed in `runtime_scalars`), and a
-`check` for everything else (layouts, values, ranks, ONNX Runtime kernel limits). `unsupported_reason` reports the
-first condition that fails.
+translation (`params`: position -> role; every scalar input is one unless listed in `runtime_scalars` or at or
+after `runtime_from`), and a `check` for everything else (layouts, values, ranks, ONNX Runtime kernel limits).
+`unsupported_reason` reports the first condition that fails.
 
 Registering a second rule for an operation, or a rule for an operation declared in UNSUPPORTED, is an error at
 import time.
@@ -33,7 +33,12 @@ class Rule:
     type_input: int = 0
     params: Mapping[int, str] = field(default_factory=dict)
     runtime_scalars: frozenset[int] = frozenset()
+    runtime_from: int | None = None  # every input from this position on may be given at run time
     check: Check | None = None
+
+    def runtime_scalar(self, position: int) -> bool:
+        """True when scalar input `position` may be given at run time."""
+        return position in self.runtime_scalars or (self.runtime_from is not None and position >= self.runtime_from)
 
     def role(self, position: int) -> str:
         """The role of input `position` for messages ("parameter" when unnamed)."""
@@ -65,6 +70,7 @@ def rule(
     type_input: int = 0,
     params: Mapping[int, str] | None = None,
     runtime_scalars: Iterable[int] = (),
+    runtime_from: int | None = None,
     check: Check | None = None,
 ) -> Callable[[Emit], Emit]:
     """Register the decorated function as the translation rule of `ops` (one or several operations)."""
@@ -83,6 +89,7 @@ def rule(
                 type_input=type_input,
                 params=dict(params or {}),
                 runtime_scalars=frozenset(runtime_scalars),
+                runtime_from=runtime_from,
                 check=check,
             )
         return emit

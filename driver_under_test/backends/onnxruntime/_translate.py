@@ -3,7 +3,8 @@
 Main becomes the ONNX graph; each HAL operand a rule touches is one named tensor (constants are initializers in
 their storage type; model inputs and outputs keep their HAL types, with unknown dimensions left symbolic). Scalar
 parameters do not become tensors unless a rule feeds them at run time; rules read them as constants and write
-node attributes. Models with referenced subgraphs (IF, WHILE) are not translated.
+node attributes. Referenced subgraphs become nested ONNX graphs (If branches, Loop bodies) or are inlined, as
+the control flow rules decide; an operation in one is supported when its rule can take it there.
 
 A model input may be an optional operand that an execution gives no value: an ONNX graph cannot leave an input
 out at run time, so such an execution runs another translation of the model, with those inputs omitted (`absent`).
@@ -21,6 +22,7 @@ from driver_under_test.backends.onnxruntime._graph import (
     ELEMENT_TYPES,
     SCALARS,
     UNMAPPED_TYPES,
+    Body,
     ConstantReader,
     GraphBuilder,
     Op,
@@ -28,7 +30,7 @@ from driver_under_test.backends.onnxruntime._graph import (
     operand_shape,
 )
 from driver_under_test.backends.onnxruntime._registry import RULES, UNSUPPORTED
-from harness.hal import Model, OperandLifeTime, OperandType, OperationType, Subgraph
+from harness.hal import Model, Operand, OperandLifeTime, OperandType, OperationType, Subgraph
 
 NOT_YET = "no translation rule written yet"
 
@@ -61,11 +63,9 @@ def _reason(op: Op) -> str | None:
     found = RULES.get(kind)
     if found is None:
         return f"{kind.name}: {NOT_YET}"
-    if op.subgraph != 0:
-        return f"{kind.name}: only main is translated (the backend has no control flow)"
     for position, index in enumerate(op.operation.inputs):
         operand = op.graph.operands[index]
-        if operand.lifetime == OperandLifeTime.NO_VALUE:
+        if operand.lifetime == OperandLifeTime.NO_VALUE or operand.type == OperandType.SUBGRAPH:
             continue
         reason = _operand_reason(kind, f"input {position}", operand.type)
         if reason is not None:
@@ -78,7 +78,7 @@ def _reason(op: Op) -> str | None:
         operand = op.operand(position)
         if operand is None or op.is_const(position):
             continue
-        if position in found.params or (operand.type in SCALARS and position not in found.runtime_scalars):
+        if position in found.params or (operand.type in SCALARS and not found.runtime_scalar(position)):
             return (
                 f"{kind.name}: input {position} ({found.role(position)}) is given at run time; the translation "
                 "needs it as a constant (it becomes a node attribute or shapes the graph)"
@@ -102,8 +102,6 @@ def translate(model: Model, constants: ConstantReader, absent: Collection[int] =
     `absent` lists positions of main's inputs that an execution gives no value: they are translated as omitted
     operands, and the ONNX model's inputs are main's other inputs, in order.
     """
-    if model.referenced:
-        raise UnsupportedModel("models with referenced subgraphs are not translated")
     if absent:
         model = _without_inputs(model, absent)
     main = model.main
@@ -113,10 +111,7 @@ def translate(model: Model, constants: ConstantReader, absent: Collection[int] =
             raise UnsupportedModel(f"operation {index} of main: {reason}")
     builder = GraphBuilder(main, constants)
     inputs = [builder.hal_tensor(i) for i in main.input_indexes]
-    for operation in main.operations:
-        op = Op(model, 0, main, operation, constants, builder)
-        RULES[OperationType(operation.type)].emit(op)
-        op.finish()
+    emit_operations(model, builder)
     outputs = []
     for position, index in enumerate(main.output_indexes):
         name = builder.hal_tensor(index)
@@ -129,6 +124,14 @@ def translate(model: Model, constants: ConstantReader, absent: Collection[int] =
     return _pack(builder, main, inputs, outputs)
 
 
+def emit_operations(model: Model, builder: GraphBuilder) -> None:
+    """Write the nodes of every operation of the builder's HAL subgraph, in order."""
+    for operation in builder.graph.operations:
+        op = Op(model, builder.subgraph, builder.graph, operation, builder.constants, builder)
+        RULES[OperationType(operation.type)].emit(op)
+        op.finish()
+
+
 def _without_inputs(model: Model, positions: Collection[int]) -> Model:
     """The model with the main inputs at `positions` turned into omitted operands (NO_VALUE, no longer inputs)."""
     main = model.main
@@ -136,13 +139,6 @@ def _without_inputs(model: Model, positions: Collection[int]) -> Model:
     operands = [replace(o, lifetime=OperandLifeTime.NO_VALUE) if k in gone else o for k, o in enumerate(main.operands)]
     inputs = [k for k in main.input_indexes if k not in gone]
     return replace(model, main=replace(main, operands=operands, input_indexes=inputs))
-
-
-def _attribute(key: str, value: Any, proto: Any) -> Any:
-    # "to" (Cast) names an element type; everything else is a plain attribute value.
-    if key == "to" and isinstance(value, str):
-        return getattr(proto, value)
-    return value
 
 
 def _pack(builder: GraphBuilder, main: Subgraph, inputs: list[str], outputs: list[str]) -> bytes:
@@ -155,12 +151,32 @@ def _pack(builder: GraphBuilder, main: Subgraph, inputs: list[str], outputs: lis
         dims = None if shape is None else [d if d is not None else f"{name}_d{k}" for k, d in enumerate(shape)]
         return helper.make_tensor_value_info(name, getattr(proto, ELEMENT_TYPES[operand.type]), dims)
 
-    nodes = [
-        helper.make_node(
-            op_type, ins, outs, name=f"n{k}_{op_type}", **{a: _attribute(a, v, proto) for a, v in at.items()}
-        )
-        for k, (op_type, ins, outs, at) in enumerate(builder.nodes)
-    ]
+    def open_value_info(name: str, kind: Operand | str) -> Any:
+        element = kind if isinstance(kind, str) else ELEMENT_TYPES[kind.type]
+        return helper.make_tensor_value_info(name, getattr(proto, element), [] if isinstance(kind, str) else None)
+
+    def attribute(key: str, value: Any) -> Any:
+        # "to" (Cast) names an element type; a Body is a nested graph; the rest are plain attribute values.
+        if key == "to" and isinstance(value, str):
+            return getattr(proto, value)
+        if isinstance(value, Body):
+            return helper.make_graph(
+                make_nodes(value.builder),
+                value.builder.fresh("body"),
+                [open_value_info(name, kind) for name, kind in value.inputs],
+                [open_value_info(name, kind) for name, kind in value.outputs],
+            )
+        return value
+
+    def make_nodes(built: GraphBuilder) -> list[Any]:
+        return [
+            helper.make_node(
+                op_type, ins, outs, name=built.fresh(f"n_{op_type}"), **{a: attribute(a, v) for a, v in at.items()}
+            )
+            for op_type, ins, outs, at in built.nodes
+        ]
+
+    nodes = make_nodes(builder)
     initializers = [o.numpy_helper.from_array(array, name) for name, array in builder.initializers.items()]
     graph = helper.make_graph(
         nodes,

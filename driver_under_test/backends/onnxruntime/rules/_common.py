@@ -106,6 +106,16 @@ def from_nchw(op: Op, tensor: str, nchw: bool) -> str:
     return tensor if nchw else op.node("Transpose", [tensor], perm=list(NCHW_TO_NHWC))
 
 
+def to_nhwc(op: Op, tensor: str, nchw: bool) -> str:
+    """A 4-D tensor of the HAL's layout as NHWC, the layout compositions over pixels are written in."""
+    return op.node("Transpose", [tensor], perm=list(NCHW_TO_NHWC)) if nchw else tensor
+
+
+def from_nhwc(op: Op, tensor: str, nchw: bool) -> str:
+    """An NHWC result back in the HAL's layout."""
+    return op.node("Transpose", [tensor], perm=list(NHWC_TO_NCHW)) if nchw else tensor
+
+
 def check_rank4(op: Op, i: int = 0) -> str | None:
     """Support check: input i has a known rank of 4."""
     if op.rank(i) != 4:

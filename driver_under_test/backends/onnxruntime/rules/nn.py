@@ -18,6 +18,8 @@ from driver_under_test.backends.onnxruntime.rules._common import (
     FLOAT,
     FLOAT_QUANT,
     I32,
+    INT32,
+    PADDING_SAME,
     Q8_PC,
     Window,
     activate,
@@ -25,8 +27,11 @@ from driver_under_test.backends.onnxruntime.rules._common import (
     check_rank4,
     explicit_form,
     from_nchw,
+    layout_nchw,
     moved,
     read_window,
+    same_padding,
+    spatial,
     to_nchw,
     window_attrs,
 )
@@ -149,6 +154,72 @@ def grouped_conv_2d(op: Op) -> None:
     win = _grouped_window(op)
     _, fh, fw, _ = op.dims(1)
     _conv(op, win, _filter_oihw(op, (0, 3, 1, 2)), win.extra[0], (fh, fw))
+
+
+# ---- TRANSPOSE_CONV_2D ----
+
+
+def _transpose_conv_window(op: Op) -> Window:
+    # Explicit (11 inputs): 3-6 pads, 7-8 strides, 9 activation, 10 layout; implicit: 3 output shape, 4 scheme,
+    # 5-6 strides, 7 activation, 8 layout. No dilations.
+    explicit = op.n_inputs == 11
+    return read_window(op, 3 if explicit else 4, 0, explicit, dilations=False)
+
+
+def _check_transpose_conv(op: Op) -> str | None:
+    reason = _check_filter(op, 0)
+    if reason is not None:
+        return reason
+    win = _transpose_conv_window(op)
+    if win.pads is None:
+        if not op.is_const(3):
+            return f"{op.name}: input 3 (output shape) is given at run time; the translation needs it as a constant"
+        if 0 in spatial(op, 0, win.nchw):
+            return f"{op.name}: the implicit form needs the input's height and width (they set the padding)"
+    return _check_window_activation(op, win)
+
+
+def _transpose_pads(op: Op, win: Window) -> tuple[list[int], list[int]]:
+    """(ONNX pads [top, left, bottom, right], output_padding [h, w]) of the HAL's window. The implicit form pads
+    as a forward convolution from the output size back to the input size would, and the output keeps the size
+    the output shape gives: what the full result (in - 1) * stride + filter lacks at the end is output padding
+    (bias only, as in the HAL)."""
+    if win.pads is not None:
+        left, right, top, bottom = win.pads
+        return [top, left, bottom, right], [0, 0]
+    _, fh, fw, _ = op.dims(1)
+    shape = [int(v) for v in op.value(3).reshape(-1)]
+    out_hw = (shape[2], shape[3]) if win.nchw else (shape[1], shape[2])
+    (sw, sh), in_hw = win.stride, spatial(op, 0, win.nchw)
+    heads, tails, extra = [], [], []
+    for size, stride, kernel, in_size in zip(out_hw, (sh, sw), (fh, fw), in_hw):
+        head = same_padding(size, kernel, stride, 1)[0] if win.scheme == PADDING_SAME else 0
+        tail = (in_size - 1) * stride + kernel - head - size
+        heads.append(head)
+        tails.append(max(tail, 0))
+        extra.append(max(-tail, 0))
+    return heads + tails, extra
+
+
+@rule(O.TRANSPOSE_CONV_2D, types=FLOAT_QUANT, check=_check_transpose_conv)
+def transpose_conv_2d(op: Op) -> None:
+    """HAL TRANSPOSE_CONV_2D: 0 input [n, h, w, c_in], 1 filter [c_out, fh, fw, c_in] (per-channel along 0), 2
+    bias [c_out]; explicit form: 3-6 padding left, right, top, bottom, 7 stride_w, 8 stride_h, 9 activation, 10
+    layout; implicit form: 3 output shape (TENSOR_INT32 [4] constant, in the layout), 4 padding scheme, 5
+    stride_w, 6 stride_h, 7 activation, 8 layout. ONNX ConvTranspose on NCHW with the filter transposed to
+    [c_in, c_out, fh, fw], explicit pads and output padding (see _transpose_pads), then the activation."""
+    win = _transpose_conv_window(op)
+    _, fh, fw, _ = op.dims(1)
+    pads, output_padding = _transpose_pads(op, win)
+    x = to_nchw(op, op.x(0), win.nchw)
+    inputs = [x, _filter_oihw(op, (3, 0, 1, 2)), _bias(op)]
+    attrs = {"kernel_shape": [fh, fw], "strides": [win.stride[1], win.stride[0]], "pads": pads}
+    if any(output_padding):
+        attrs["output_padding"] = output_padding
+    result = op.node("ConvTranspose", inputs, **attrs)
+    activated = op.b.fresh("activated")
+    activate(op, result, activation(op, win.activation), activated)
+    op.node("Identity", [from_nchw(op, activated, win.nchw)], [op.y()])
 
 
 # ---- pools ----
@@ -364,3 +435,81 @@ def embedding_lookup(op: Op) -> None:
     ONNX Gather along axis 0 (values moved as stored when the output stores them alike)."""
     (values,), target = moved(op, (1,))
     op.node("Gather", [values, op.input(0)], [target], axis=0)
+
+
+# ---- resizing ----
+
+# (mode, align_corners, half_pixel_centers) -> ONNX Resize attributes giving the HAL's source coordinates.
+# Bilinear: src = out * in / out_size (asymmetric), out * (in - 1) / (out_size - 1) (align_corners), or
+# (out + 0.5) * in / out_size - 0.5 clamped into the input (half_pixel, whose linear kernel clamps likewise).
+# Nearest: floor(out * in / out_size); round-half-up of out * (in - 1) / (out_size - 1); floor((out + 0.5) *
+# in / out_size), which is half_pixel's (out + 0.5) * in / out_size - 0.5 rounded half up.
+_RESIZE_MODES: dict[tuple[str, bool, bool], dict[str, str]] = {
+    ("linear", False, False): {"coordinate_transformation_mode": "asymmetric"},
+    ("linear", True, False): {"coordinate_transformation_mode": "align_corners"},
+    ("linear", False, True): {"coordinate_transformation_mode": "half_pixel"},
+    ("nearest", False, False): {"coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
+    ("nearest", True, False): {"coordinate_transformation_mode": "align_corners", "nearest_mode": "round_prefer_ceil"},
+    ("nearest", False, True): {"coordinate_transformation_mode": "half_pixel", "nearest_mode": "round_prefer_ceil"},
+}
+_RESIZE_KINDS = {O.RESIZE_BILINEAR: "linear", O.RESIZE_NEAREST_NEIGHBOR: "nearest"}
+
+
+def _resize_flags(op: Op) -> tuple[bool, bool]:
+    return bool(op.scalar(4, False)), bool(op.scalar(5, False))
+
+
+def _check_resize(op: Op) -> str | None:
+    align, half = _resize_flags(op)
+    if align and half:
+        return f"{op.name}: align_corners and half_pixel_centers both set (the HAL forbids it)"
+    return check_rank4(op)
+
+
+def _resize_sizes(op: Op, x: str, axes: list[int]) -> str:
+    """The output's [height, width] as int64: the sizes (INT32 form), or floor(in * scale) in float32 (the HAL's
+    size of the scale form). Computed now when the parameters (and for scales the input's spatial size) are
+    constants, else at run time. The scale form goes through sizes too: with scales, ONNX would map coordinates by
+    the given scale, where the HAL maps them by the ratio of the sizes."""
+    by_size = op.in_type(1) == INT32
+    if op.is_const(1) and op.is_const(2):
+        if by_size:
+            return op.ints([int(op.scalar(2)), int(op.scalar(1))])
+        scales = np.asarray([op.scalar(2), op.scalar(1)], dtype=np.float32)
+        dims = [op.dims(0)[a] for a in axes]
+        if all(dims):
+            return op.ints([int(np.float32(d) * s) for d, s in zip(dims, scales)])
+        pair = op.const(scales)
+    else:
+        parts = [op.node("Reshape", [op.input(i), op.ints([1])]) for i in (2, 1)]
+        pair = op.node("Concat", parts, axis=0)
+        if by_size:
+            return op.node("Cast", [pair], to="INT64")
+        pair = op.node("Cast", [pair], to="FLOAT")
+    spatial_dims = op.node("Cast", [op.node("Gather", [op.node("Shape", [x]), op.ints(axes)])], to="FLOAT")
+    return op.node("Cast", [op.node("Floor", [op.node("Mul", [spatial_dims, pair])])], to="INT64")
+
+
+@rule(
+    [O.RESIZE_BILINEAR, O.RESIZE_NEAREST_NEIGHBOR],
+    types=FLOAT_QUANT,
+    params={3: "layout", 4: "align_corners", 5: "half_pixel_centers"},
+    runtime_scalars={1, 2},
+    check=_check_resize,
+)
+def resize(op: Op) -> None:
+    """HAL RESIZE_BILINEAR/RESIZE_NEAREST_NEIGHBOR: 0 input [n, h, w, c], 1 new width and 2 new height (INT32),
+    or 1 width scale and 2 height scale (FLOAT32/FLOAT16: new size floor(size * scale)), constants or given at
+    run time, [3 layout, 4 align_corners, 5 half_pixel_centers (BOOLs)]; output 0 (quantized: the input's scale
+    and zero point). ONNX Resize over the two spatial axes of the HAL's layout (the axes attribute, no
+    transposes) with output sizes, the coordinate mode and nearest rounding of the flags (table above). Nearest
+    moves stored values; bilinear interpolates real values."""
+    nchw = layout_nchw(op, 3)
+    axes = [2, 3] if nchw else [1, 2]
+    kind = _RESIZE_KINDS[op.type]
+    if kind == "nearest":
+        (source,), target = moved(op)
+    else:
+        source, target = op.x(0), op.y()
+    attrs = {"mode": kind, "axes": axes, **_RESIZE_MODES[(kind, *_resize_flags(op))]}
+    op.node("Resize", [source, "", "", _resize_sizes(op, source, axes)], [target], **attrs)

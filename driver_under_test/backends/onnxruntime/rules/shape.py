@@ -1,5 +1,5 @@
 """Shape operations: RESHAPE, TRANSPOSE, CONCATENATION, SQUEEZE, EXPAND_DIMS, PAD, PAD_V2, SLICE, STRIDED_SLICE,
-GATHER, SPLIT, TILE.
+GATHER, SPLIT, TILE, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, TOPK_V2, FILL and RANK.
 
 They move data: stored values move as they are when the output stores them as the input does (same type, scale
 and zero point), and through real values (DequantizeLinear, QuantizeLinear) otherwise. HAL shape tensors are
@@ -12,7 +12,18 @@ import numpy as np
 
 from driver_under_test.backends.onnxruntime._graph import DTYPES, ELEMENT_TYPES, Op
 from driver_under_test.backends.onnxruntime._registry import rule
-from driver_under_test.backends.onnxruntime.rules._common import BOOL8, NUMERIC, QUANT, moved, same_storage
+from driver_under_test.backends.onnxruntime.rules._common import (
+    BOOL8,
+    I32,
+    NUMERIC,
+    QUANT,
+    check_rank4,
+    from_nhwc,
+    layout_nchw,
+    moved,
+    same_storage,
+    to_nhwc,
+)
 from harness.hal import OperationType as O
 
 ANY = NUMERIC | {BOOL8}
@@ -192,3 +203,109 @@ def tile(op: Op) -> None:
     with the repeats as int64."""
     (source,), target = moved(op)
     op.node("Tile", [source, _int64(op, 1)], [target])
+
+
+# ---- batch <-> space ----
+
+
+def _dim(op: Op, shape: str, axis: int) -> str:
+    """Dimension `axis` of a Shape result as a 1-element int64 tensor."""
+    return op.node("Slice", [shape, op.ints([axis]), op.ints([axis + 1])])
+
+
+def _divided(op: Op, size: str, block: int) -> str:
+    return op.node("Div", [size, op.ints([block])])
+
+
+@rule(O.SPACE_TO_BATCH_ND, types=NUMERIC, params={1: "block shape", 2: "paddings", 3: "layout"}, check=check_rank4)
+def space_to_batch_nd(op: Op) -> None:
+    """HAL SPACE_TO_BATCH_ND: 0 input [n, h, w, c], 1 block_shape [bh, bw], 2 paddings [[top, bottom], [left,
+    right]] (TENSOR_INT32 constants), [3 layout]; output 0 [bh * bw * n, (h + pads) / bh, (w + pads) / bw, c],
+    batch (by * bw + bx) * n + b holding pixel (y * bh + by, x * bw + bx) of batch b. Composed on NHWC: Pad (with
+    the stored zero, the zero point of a quantized input), Reshape to [n, h / bh, bh, w / bw, bw, c], Transpose
+    to [bh, bw, n, h / bh, w / bw, c], Reshape to the output (sizes from the padded tensor's Shape, so unknown
+    dimensions are taken as the run gives them)."""
+    nchw = layout_nchw(op, 3)
+    bh, bw = (int(v) for v in op.value(1).reshape(-1))
+    (top, bottom), (left, right) = op.value(2).reshape(2, 2).tolist()
+    stored = same_storage(op)
+    (source,), target = moved(op)
+    # A real 0: the zero point when stored values move, else 0.0 (requantized into the output's parameters).
+    zero = op.operand(0).zero_point if op.in_type(0) in QUANT else 0
+    fill = _pad_value(op, zero) if stored else op.const(np.float32(0))
+    x = to_nhwc(op, source, nchw)
+    padded = op.node("Pad", [x, op.ints([0, top, left, 0, 0, bottom, right, 0]), fill], mode="constant")
+    shape = op.node("Shape", [padded])
+    n, c = _dim(op, shape, 0), _dim(op, shape, 3)
+    h, w = _divided(op, _dim(op, shape, 1), bh), _divided(op, _dim(op, shape, 2), bw)
+    split = op.node("Concat", [n, h, op.ints([bh]), w, op.ints([bw]), c], axis=0)
+    blocks = op.node("Transpose", [op.node("Reshape", [padded, split])], perm=[2, 4, 0, 1, 3, 5])
+    result = op.node("Reshape", [blocks, op.node("Concat", [op.ints([-1]), h, w, c], axis=0)])
+    op.node("Identity", [from_nhwc(op, result, nchw)], [target])
+
+
+@rule(O.BATCH_TO_SPACE_ND, types=NUMERIC, params={1: "block shape", 2: "layout"}, check=check_rank4)
+def batch_to_space_nd(op: Op) -> None:
+    """HAL BATCH_TO_SPACE_ND: 0 input [bh * bw * n, h, w, c], 1 block_shape [bh, bw] (TENSOR_INT32 constant),
+    [2 layout]; output 0 [n, h * bh, w * bw, c] (no crops), the inverse of SPACE_TO_BATCH_ND. Composed on NHWC:
+    Reshape to [bh, bw, n, h, w, c], Transpose to [n, h, bh, w, bw, c], Reshape to the output."""
+    nchw = layout_nchw(op, 2)
+    bh, bw = (int(v) for v in op.value(1).reshape(-1))
+    (source,), target = moved(op)
+    x = to_nhwc(op, source, nchw)
+    shape = op.node("Shape", [x])
+    h, w, c = (_dim(op, shape, a) for a in (1, 2, 3))
+    split = op.node("Concat", [op.ints([bh, bw, -1]), h, w, c], axis=0)
+    pixels = op.node("Transpose", [op.node("Reshape", [x, split])], perm=[2, 3, 0, 4, 1, 5])
+    size = [op.ints([-1]), op.node("Mul", [h, op.ints([bh])]), op.node("Mul", [w, op.ints([bw])]), c]
+    result = op.node("Reshape", [pixels, op.node("Concat", size, axis=0)])
+    op.node("Identity", [from_nhwc(op, result, nchw)], [target])
+
+
+# ---- TOPK_V2, FILL, RANK ----
+
+
+def _check_topk(op: Op) -> str | None:
+    if op.rank(0) is None:
+        return f"{op.name}: the input's rank must be known (the last axis is reversed)"
+    return None
+
+
+@rule(O.TOPK_V2, types=NUMERIC, runtime_scalars={1}, check=_check_topk)
+def topk_v2(op: Op) -> None:
+    """HAL TOPK_V2: 0 input, 1 k (INT32, constant or given at run time); outputs 0 values (the input's type and
+    quantization), 1 indices (TENSOR_INT32): the k largest along the last axis, descending, equal values with
+    the larger index first (the HAL's reference sorts (value, index) pairs). ONNX TopK (largest, sorted) puts
+    the smaller index first, so it runs on the input reversed along the last axis (Slice with step -1) and the
+    indices map back to n - 1 - index. Quantized values are ranked as their stored integers (as int32: the order
+    of the real values) and moved as stored; float16 in float32 (exact)."""
+    k = op.ints([int(op.scalar(1))]) if op.is_const(1) else op.node("Reshape", [_int64(op, 1), op.ints([1])])
+    quantized = op.in_type(0) in QUANT
+    x = op.node("Cast", [op.input(0)], to="INT32") if quantized else op.x(0)
+    reversed_x = op.node("Slice", [x, op.ints([-1]), op.ints([INT64_MIN]), op.ints([-1]), op.ints([-1])])
+    values, index = op.node("TopK", [reversed_x, k], 2, axis=-1, largest=1, sorted=1)
+    last = op.node("Sub", [_dim(op, op.node("Shape", [x]), op.rank(0) - 1), op.ints([1])])
+    op.node("Cast", [op.node("Sub", [last, index])], [op.output(1)], to="INT32")
+    if quantized:
+        op.node("Cast", [values], [op.output(0)], to=ELEMENT_TYPES[op.in_type(0)])
+    else:
+        op.node("Identity", [values], [op.y(0)])
+
+
+@rule(O.FILL, types={I32}, runtime_scalars={1})
+def fill(op: Op) -> None:
+    """HAL FILL: 0 dims (TENSOR_INT32 [rank], constant or given at run time), 1 value (FLOAT32, FLOAT16 or
+    INT32 scalar, constant or given at run time); output 0 of shape dims, every element the value (of the value's
+    type). ONNX Expand of the 0-d value to the int64 shape."""
+    op.node("Expand", [op.input(1), _int64(op, 0)], [op.output()])
+
+
+@rule(O.RANK)
+def rank(op: Op) -> None:
+    """HAL RANK: 0 input (any tensor type); output 0 (INT32 scalar): the input's rank. A constant when the
+    model declares the rank, else ONNX Size of the input's Shape, cast to int32."""
+    known = op.rank(0)
+    if known is not None:
+        op.node("Identity", [op.const(np.int32(known))], [op.output()])
+    else:
+        op.node("Cast", [op.node("Size", [op.node("Shape", [op.input(0)])])], [op.output()], to="INT32")

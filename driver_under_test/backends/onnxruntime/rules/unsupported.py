@@ -20,12 +20,6 @@ for _op in (
 ):
     declare_unsupported(_op, _DETECTION)
 
-_CONTROL_FLOW = (
-    "the translation builds one ONNX graph from main; referenced subgraphs (ONNX If/Loop bodies) are not translated"
-)
-for _op in (O.IF, O.WHILE):
-    declare_unsupported(_op, _CONTROL_FLOW)
-
 declare_unsupported(
     O.HASHTABLE_LOOKUP,
     "no ONNX operator looks keys up and reports hits; a composition (Equal against every key, ArgMax, Gather, "
