@@ -15,12 +15,19 @@ float16 tolerance.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from driver_under_test.backends import ConstantReader
+from driver_under_test.backends._operation import (  # noqa: F401  (UnsupportedModel: the rules import it from here)
+    QUANTIZED,
+    SCALARS,
+    HalOperation,
+    UnsupportedModel,
+)
 from driver_under_test.backends.litert import _flatbuffer as fb
 from harness.hal import (
     Model,
@@ -28,12 +35,9 @@ from harness.hal import (
     OperandLifeTime,
     OperandType,
     Operation,
-    OperationType,
     Subgraph,
     SymmPerChannelQuantParams,
 )
-
-ConstantReader = Callable[[int, int], np.ndarray]
 
 T = OperandType
 L = OperandLifeTime
@@ -62,28 +66,10 @@ UNMAPPED_TYPES: dict[int, str] = {
     T.OEM: "OEM operands have no TFLite counterpart",
 }
 QUANT8 = frozenset({T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED})
-QUANTIZED = frozenset(
-    {
-        T.TENSOR_QUANT8_ASYMM,
-        T.TENSOR_QUANT8_ASYMM_SIGNED,
-        T.TENSOR_QUANT8_SYMM,
-        T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
-        T.TENSOR_QUANT16_SYMM,
-        T.TENSOR_QUANT16_ASYMM,
-    }
-)
-SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
 
 
 # Operand types a widened Op shows as float32.
 _WIDE = {T.TENSOR_FLOAT16: T.TENSOR_FLOAT32, T.FLOAT16: T.FLOAT32}
-
-
-_MISSING = object()
-
-
-class UnsupportedModel(Exception):
-    """The model has an operation (or operand) this backend cannot translate; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +125,7 @@ def unknown(shape: Sequence[int] | None) -> bool:
     return shape is None or any(d < 0 for d in shape)
 
 
-class Op:
+class Op(HalOperation):
     """One HAL operation as a rule sees it; with a SubgraphBuilder attached it also writes TFLite operators."""
 
     def __init__(
@@ -151,101 +137,22 @@ class Op:
         constants: ConstantReader,
         builder: SubgraphBuilder | None = None,
     ) -> None:
-        self.model = model
-        self.subgraph = subgraph
-        self.graph = graph
-        self.operation = operation
-        self.constants = constants
+        super().__init__(model, subgraph, graph, operation, constants)
         self.builder = builder
         self.wide = False  # float16 operands computed in float32 (set from the rule, see the module)
-        self._values: dict[int, np.ndarray] = {}
-        self._scalars: dict[int, Any] = {}  # support checks and rules read the same parameters several times
         self._widened: dict[int, int] = {}  # input position -> its float32 tensor
         self._narrowed: dict[int, int] = {}  # output position -> the float32 temporary CAST into it by finish()
 
-    # ---- reading the HAL operation ----
-
-    @property
-    def type(self) -> OperationType:
-        """The HAL operation type."""
-        return OperationType(self.operation.type)
-
-    @property
-    def name(self) -> str:
-        """The HAL operation's name, for messages."""
-        return self.type.name
-
-    @property
-    def n_inputs(self) -> int:
-        """How many inputs the operation lists (omitted trailing optional inputs are not listed)."""
-        return len(self.operation.inputs)
-
-    def operand(self, i: int) -> Operand | None:
-        """Input i's operand, or None when it is not listed or has no value (NO_VALUE)."""
-        if i >= len(self.operation.inputs):
-            return None
-        operand = self.graph.operands[self.operation.inputs[i]]
-        return None if operand.lifetime == L.NO_VALUE else operand
-
-    def out(self, k: int = 0) -> Operand:
-        """Output k's operand."""
-        return self.graph.operands[self.operation.outputs[k]]
-
-    def has(self, i: int) -> bool:
-        """True when input i is present with a value."""
-        return self.operand(i) is not None
-
     def in_type(self, i: int = 0) -> int:
         """The operand type of input i (which must be present); TENSOR_FLOAT32 for a float16 one when widened."""
-        operand = self.operand(i)
-        assert operand is not None, f"{self.name}: input {i} absent"
-        return _WIDE.get(operand.type, operand.type) if self.wide else operand.type
+        t = super().in_type(i)
+        return _WIDE.get(t, t) if self.wide else t
 
     def has_half(self) -> bool:
         """True when some input or output is a TENSOR_FLOAT16 tensor."""
         graph = self.graph
         indexes = [*self.operation.inputs, *self.operation.outputs]
         return any(graph.operands[i].type == T.TENSOR_FLOAT16 for i in indexes)
-
-    def is_const(self, i: int) -> bool:
-        """True when input i is a constant (CONSTANT_COPY or CONSTANT_REFERENCE)."""
-        operand = self.operand(i)
-        return operand is not None and operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE)
-
-    def value(self, i: int) -> np.ndarray:
-        """The value of constant input i, in its storage dtype and dimensions."""
-        if i not in self._values:
-            if not self.is_const(i):
-                raise UnsupportedModel(f"{self.name}: input {i} is not a constant")
-            self._values[i] = np.asarray(self.constants(self.subgraph, self.operation.inputs[i]))
-        return self._values[i]
-
-    def scalar(self, i: int, default: Any = None) -> Any:
-        """The Python value of constant scalar input i, or `default` when the input is absent."""
-        found = self._scalars.get(i, _MISSING)
-        if found is _MISSING:
-            if not self.has(i):
-                return default
-            found = self._scalars[i] = self.value(i).reshape(-1)[0].item()
-        return found
-
-    def dims(self, i: int) -> list[int]:
-        """Input i's declared dimensions (0 = unknown, [] = unknown rank for a tensor)."""
-        operand = self.operand(i)
-        assert operand is not None
-        return list(operand.dimensions)
-
-    def rank(self, i: int) -> int | None:
-        """Input i's rank, or None when unknown."""
-        operand = self.operand(i)
-        if operand is None or (operand.type not in SCALARS and not operand.dimensions):
-            return None
-        return len(operand.dimensions)
-
-    def out_rank(self, k: int = 0) -> int | None:
-        """Output k's rank, or None when unknown."""
-        dims = self.out(k).dimensions
-        return len(dims) if dims else None
 
     def spec(self, i: int) -> TensorSpec:
         """The TensorSpec of input i (float32 for a float16 one when widened)."""

@@ -16,24 +16,28 @@ and element type names are resolved only when the model is packed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from driver_under_test.backends import ConstantReader
+from driver_under_test.backends._operation import (  # noqa: F401  (UnsupportedModel: the rules import it from here)
+    QUANTIZED,
+    SCALARS,
+    HalOperation,
+    UnsupportedModel,
+)
 from harness.hal import (
     Model,
     Operand,
     OperandLifeTime,
     OperandType,
     Operation,
-    OperationType,
     Subgraph,
     SymmPerChannelQuantParams,
 )
-
-ConstantReader = Callable[[int, int], np.ndarray]
 
 T = OperandType
 L = OperandLifeTime
@@ -61,17 +65,6 @@ UNMAPPED_TYPES: dict[int, str] = {
     T.TENSOR_OEM_BYTE: "OEM operands have no ONNX counterpart",
     T.OEM: "OEM operands have no ONNX counterpart",
 }
-QUANTIZED = frozenset(
-    {
-        T.TENSOR_QUANT8_ASYMM,
-        T.TENSOR_QUANT8_ASYMM_SIGNED,
-        T.TENSOR_QUANT8_SYMM,
-        T.TENSOR_QUANT8_SYMM_PER_CHANNEL,
-        T.TENSOR_QUANT16_SYMM,
-        T.TENSOR_QUANT16_ASYMM,
-    }
-)
-SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
 HALF = frozenset({T.TENSOR_FLOAT16, T.FLOAT16})
 
 # numpy dtype of each ONNX element type this backend writes.
@@ -88,10 +81,6 @@ DTYPES = {
 }
 
 
-class UnsupportedModel(Exception):
-    """The model has an operation (or operand) this backend cannot translate; the message says why."""
-
-
 def operand_shape(operand: Operand) -> list[int | None] | None:
     """An operand's ONNX shape: None for an unknown rank, None for each unknown dimension."""
     if operand.type in SCALARS:
@@ -101,7 +90,7 @@ def operand_shape(operand: Operand) -> list[int | None] | None:
     return [int(d) if d else None for d in operand.dimensions]
 
 
-class Op:
+class Op(HalOperation):
     """One HAL operation as a rule sees it; with a GraphBuilder attached it also writes ONNX nodes."""
 
     def __init__(
@@ -113,94 +102,14 @@ class Op:
         constants: ConstantReader,
         builder: GraphBuilder | None = None,
     ) -> None:
-        self.model = model
-        self.subgraph = subgraph
-        self.graph = graph
-        self.operation = operation
-        self.constants = constants
+        super().__init__(model, subgraph, graph, operation, constants)
         self.builder = builder
-        self._values: dict[int, np.ndarray] = {}
         self._reals: dict[int, str] = {}  # input position -> its float32 real value
         self._pending: dict[int, str] = {}  # output position -> the float32 tensor finish() stores into it
-
-    # ---- reading the HAL operation ----
-
-    @property
-    def type(self) -> OperationType:
-        """The HAL operation type."""
-        return OperationType(self.operation.type)
-
-    @property
-    def name(self) -> str:
-        """The HAL operation's name, for messages."""
-        return self.type.name
-
-    @property
-    def n_inputs(self) -> int:
-        """How many inputs the operation lists."""
-        return len(self.operation.inputs)
-
-    def operand(self, i: int) -> Operand | None:
-        """Input i's operand, or None when it is not listed or has no value (NO_VALUE)."""
-        if i >= len(self.operation.inputs):
-            return None
-        operand = self.graph.operands[self.operation.inputs[i]]
-        return None if operand.lifetime == L.NO_VALUE else operand
-
-    def out(self, k: int = 0) -> Operand:
-        """Output k's operand."""
-        return self.graph.operands[self.operation.outputs[k]]
-
-    def has(self, i: int) -> bool:
-        """True when input i is present with a value."""
-        return self.operand(i) is not None
-
-    def in_type(self, i: int = 0) -> int:
-        """The operand type of input i (which must be present)."""
-        operand = self.operand(i)
-        assert operand is not None, f"{self.name}: input {i} absent"
-        return operand.type
 
     def quantized(self, i: int = 0) -> bool:
         """True when input i has a quantized type."""
         return self.in_type(i) in QUANTIZED
-
-    def is_const(self, i: int) -> bool:
-        """True when input i is a constant (CONSTANT_COPY or CONSTANT_REFERENCE)."""
-        operand = self.operand(i)
-        return operand is not None and operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE)
-
-    def value(self, i: int) -> np.ndarray:
-        """The value of constant input i, in its storage dtype and dimensions."""
-        if i not in self._values:
-            if not self.is_const(i):
-                raise UnsupportedModel(f"{self.name}: input {i} is not a constant")
-            self._values[i] = np.asarray(self.constants(self.subgraph, self.operation.inputs[i]))
-        return self._values[i]
-
-    def scalar(self, i: int, default: Any = None) -> Any:
-        """The Python value of constant scalar input i, or `default` when the input is absent."""
-        if not self.has(i):
-            return default
-        return self.value(i).reshape(-1)[0].item()
-
-    def dims(self, i: int) -> list[int]:
-        """Input i's declared dimensions (0 = unknown, [] = unknown rank for a tensor)."""
-        operand = self.operand(i)
-        assert operand is not None
-        return list(operand.dimensions)
-
-    def rank(self, i: int) -> int | None:
-        """Input i's rank, or None when unknown."""
-        operand = self.operand(i)
-        if operand is None or (operand.type not in SCALARS and not operand.dimensions):
-            return None
-        return len(operand.dimensions)
-
-    def out_rank(self, k: int = 0) -> int | None:
-        """Output k's rank, or None when unknown."""
-        dims = self.out(k).dimensions
-        return len(dims) if dims else None
 
     # ---- writing ONNX (translation only) ----
 
