@@ -32,6 +32,7 @@ from harness.drivers import create_device, variants
 from harness.engines import BareRun, BareRuns, NotExportable, RunOutcome, UnknownFormat, bare_runs, engine_model_of
 from harness.hal import EngineExport, OperandType
 from harness.oracle.divergences import DIVERGENCES, label
+from harness.oracle.engines import ENGINES_DISAGREE
 from harness.oracle.verdict import Outcome, Verdict
 from harness.reference import operation_name
 
@@ -98,7 +99,9 @@ class Classification:
 
 def classify(case_json: dict, verdict: Verdict, driver: str, replay: Replay) -> Classification | None:
     """The class of a finding (its reduced case and verdict) on `driver`; None when the driver is not a variant over
-    a third-party engine (its findings are the driver's own)."""
+    a third-party engine (its findings are the driver's own) or the finding is a disagreement between engines."""
+    if verdict.rule == ENGINES_DISAGREE:
+        return None  # the differential target's finding compares the engines already: re-running it tells nothing
     declared = variants(driver)
     own = next((name for name, spec in declared.items() if spec == driver), None)
     device = create_device(driver)

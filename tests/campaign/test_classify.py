@@ -184,3 +184,10 @@ def test_an_engine_without_an_adapter_is_unclassified_saying_so(replay, monkeypa
     found = classify(case, replay(BAD, case), BAD, replay)
     assert found.cls == "unclassified" and found.kernel_sets == ["bad"]
     assert found.reason.startswith("the engine cannot be run bare: no engine adapter for format 'planted'")
+
+
+def test_a_disagreement_between_engines_is_not_classified_again(replay) -> None:
+    from harness.oracle.verdict import Outcome, Verdict
+
+    disagreement = Verdict(Outcome.FAILURE, rule="engines.disagree", title="engines disagree", target="differential")
+    assert classify(chain_case(["ADD"]), disagreement, BAD, replay) is None
