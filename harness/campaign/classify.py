@@ -6,13 +6,15 @@ kernel set (`harness.engines.bare_runs`, with the engine model the device built 
 
 - divergence: the finding matches a registered known divergence (harness.oracle.divergences).
 - plumbing: the driver's own kernels fail it the same way (the HAL layer every backend shares), or the engine alone
-  computes what the HAL prescribes on the model the device built.
+  computes what the HAL prescribes on the model the device built. Variants over another engine (LiteRT for an ONNX
+  Runtime finding) are replayed as evidence but decide nothing: they have code of their own below the HAL layer.
 - engine: the engine alone gets it wrong on some of its kernel sets and right on others, or crashes, or hangs.
 - translation: the engine alone gets it wrong on every kernel set, the same way: three implementations agree on
   something else than the HAL model says, so the model the device built says something else, or the kernel sets
   share the code that is wrong (LiteRT's fixed-point requantization serves them all): the evidence cannot tell
   these apart, and the reason says so.
-- unclassified: the evidence does not decide (no engine model, a replay that did not run); the evidence is kept.
+- unclassified: the evidence does not decide (no engine model, a format no adapter of harness.engines runs, a
+  replay that did not run); the evidence is kept.
 
 A classified finding's signature is made of what the reduced case shows: the outcome, the class, the operation at the
 failing output, its operand types and the kernel sets that show it; so distinct engine bugs are distinct findings
@@ -30,6 +32,7 @@ from harness.drivers import create_device, variants
 from harness.engines import BareRun, BareRuns, NotExportable, RunOutcome, UnknownFormat, bare_runs, engine_model_of
 from harness.hal import EngineExport, OperandType
 from harness.oracle.divergences import DIVERGENCES, label
+from harness.oracle.engines import ENGINES_DISAGREE
 from harness.oracle.verdict import Outcome, Verdict
 from harness.reference import operation_name
 
@@ -96,7 +99,9 @@ class Classification:
 
 def classify(case_json: dict, verdict: Verdict, driver: str, replay: Replay) -> Classification | None:
     """The class of a finding (its reduced case and verdict) on `driver`; None when the driver is not a variant over
-    a third-party engine (its findings are the driver's own)."""
+    a third-party engine (its findings are the driver's own) or the finding is a disagreement between engines."""
+    if verdict.rule == ENGINES_DISAGREE:
+        return None  # the differential target's finding compares the engines already: re-running it tells nothing
     declared = variants(driver)
     own = next((name for name, spec in declared.items() if spec == driver), None)
     device = create_device(driver)
@@ -120,15 +125,15 @@ def classify(case_json: dict, verdict: Verdict, driver: str, replay: Replay) -> 
             found.reason = f"a known divergence of {entry.engine}: {entry.condition}"
             return found
         engines: dict[str, str] = {}  # kernel set -> variant name, for the engine's variants
-        others: list[str] = []  # variants without this engine (the driver's own kernels)
+        others: list[str] = []  # variants without a third-party engine (the driver's own kernels)
         for name, spec in declared.items():
             found.replays[name] = _replayed(replay(spec, case_json), verdict)
             other = create_device(spec)
             other_identity = other.engine_identity() if isinstance(other, EngineExport) else None
-            if other_identity is not None and other_identity[0] == engine:
-                engines[other_identity[1]] = name
-            else:
+            if other_identity is None:
                 others.append(name)
+            elif other_identity[0] == engine:
+                engines[other_identity[1]] = name
         failing = [name for name in others if found.replays[name] == FAILS]
         if failing:
             found.cls = "plumbing"
@@ -139,9 +144,13 @@ def classify(case_json: dict, verdict: Verdict, driver: str, replay: Replay) -> 
         hal_showing = sorted(k for k, name in engines.items() if found.replays.get(name) == FAILS) or [kernel_set]
         try:
             runs = bare_runs(case, engine_model_of(case, device))
-        except (NotExportable, UnknownFormat) as e:  # no engine model, or no adapter for its format (onnx)
+        except NotExportable as e:
             found.kernel_sets = hal_showing
             found.reason = f"no engine model to run bare ({e}); replays: {found.replays}"
+            return found
+        except UnknownFormat as e:  # a driver over an engine harness.engines has no adapter for
+            found.kernel_sets = hal_showing
+            found.reason = f"the engine cannot be run bare: {e}; replays: {found.replays}"
             return found
         found.bare = {k: run.describe() for k, run in runs.runs.items()}
         showing = list(runs.showing())

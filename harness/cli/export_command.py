@@ -30,10 +30,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nnfuzz export",
         description="Write a folder an engine's owner can use alone: the finding's model in the engine's own format "
-        "(model.tflite), its inputs and the expected outputs (inputs.npz, expected.npz, tolerance.json: expected "
-        "from nnfuzz's reference, with the HAL's tolerance), repro.py (needs only the engine's package and numpy; "
-        "exits 1 while the bug is present), README.md (a bug report) and case.json. The model is run bare on each "
-        "of the engine's kernel sets first, and the folder says which show the bug. Exit 0 when the engine alone "
+        "(model.tflite, model.onnx), its inputs and the expected outputs (inputs.npz, expected.npz, tolerance.json: "
+        "expected from nnfuzz's reference, with the HAL's tolerance), repro.py (needs only the engine's package and "
+        "numpy; exits 1 while the bug is present), README.md (a bug report) and case.json. The model is run bare on "
+        "each of the engine's kernel sets first, and the folder says which show the bug. Exit 0 when the engine alone "
         "shows it on the reproducer's kernel set, 1 when it does not (the folder is written all the same), 2 on "
         "misuse.",
     )

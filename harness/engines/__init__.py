@@ -2,8 +2,9 @@
 standalone reproducer for the engine's owner.
 
 A device over an engine hands out the engine's model of a HAL model (harness.hal.EngineExport). Per engine model
-format, an adapter (`EngineAdapter`, registered by format: "tflite" for LiteRT) runs such a model in a child
-process on one of the engine's kernel sets (a crash is reported with its signal) and writes the reproducer script.
+format, an adapter (`EngineAdapter`, registered by format: "tflite" for LiteRT, "onnx" for ONNX Runtime) runs such
+a model in a child process on one of the engine's kernel sets (a crash is reported with its signal) and writes the
+reproducer script.
 
 - `engine_model_of(case, device)`: the device's engine model of a case's model (NotExportable when there is none).
 - `bare_runs(case, engine_model) -> BareRuns`: the engine model run bare on every kernel set, each `BareRun`
@@ -12,10 +13,11 @@ process on one of the engine's kernel sets (a crash is reported with its signal)
   tolerances, repro.py, README.md as a bug report, case.json, export.json).
 
 Layer 5: it imports hal, ops, reference, oracle and case, and the engines' own packages only lazily (LiteRT's
-schema to describe a model; the engine itself runs in child processes). It never imports a driver.
+schema or the onnx package to describe a model; the engine itself runs in child processes). It never imports a
+driver.
 """
 
-from harness.engines import tflite  # noqa: F401  (registers the LiteRT adapter)
+from harness.engines import onnx, tflite  # noqa: F401  (register the ONNX Runtime and LiteRT adapters)
 from harness.engines.adapter import (
     DEFAULT_TIMEOUT_S,
     EngineAdapter,

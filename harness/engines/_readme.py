@@ -169,7 +169,7 @@ def _reproduce(report: Report) -> list[str]:
         "```",
         f"pip install {adapter.requirement(_version_only(report.engine_version))} numpy",
         f"python repro.py                   # the {kernels} kernel set",
-        "python repro.py --kernels all     # each kernel set in turn",
+        "python repro.py --kernels each    # each kernel set in turn",
         "```",
         "",
         "`repro.py` runs the model in a child process (a crash is reported with the signal that killed it), prints "
@@ -185,7 +185,7 @@ def _model_section(report: Report) -> list[str]:
         "## What the model computes",
         "",
         f"The model is the translation into {report.adapter.engine}'s format of this NN HAL 1.3 model (main's inputs "
-        "and outputs are the TFLite model's, in the same order):",
+        f"and outputs are those of `{report.adapter.file_name}`, in the same order):",
         "",
     ]
     graphs = [("main", model.main), *((f"subgraph {k + 1}", g) for k, g in enumerate(model.referenced))]

@@ -111,7 +111,7 @@ A standalone reproducer written by `nnfuzz export`: it needs only numpy and {sel
 (pip install {self.requirement()} numpy). It runs {self.file_name} on inputs.npz in a child process (a crash is
 reported with the signal that killed it), compares each output with expected.npz under tolerance.json, prints
 actual against expected, and exits 1 while the bug is present, 0 once the engine computes the expected values
-(2: misuse). Usage: python repro.py [--kernels {"|".join((*self.kernel_sets, "all"))}] [--timeout S]
+(2: misuse). Usage: python repro.py [--kernels {"|".join((*self.kernel_sets, "each"))}] [--timeout S]
 """
 
 import numpy as np

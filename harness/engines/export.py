@@ -5,7 +5,7 @@ and numpy.
     export = export_case(case, engine_model, Path("out"), origin=Origin(signature=..., title=...))
 
 The folder (EXPORT_FILES):
-    model.tflite    the engine model, in the engine's own format (the adapter's file name)
+    model.tflite    the engine model, in the engine's own format (the adapter's file name: model.onnx for ONNX)
     inputs.npz      one array per model input, in order (input0, input1, ...), HAL storage dtypes, actual shapes
     expected.npz    the reference's value of each output that has one (output0, ...)
     tolerance.json  the criterion and, per output, its type, atol, rtol and whether it is compared

@@ -14,6 +14,7 @@ from harness.targets import (  # noqa: F401  (each registers its target)
     burst,
     burst_packets,
     cache,
+    differential,
     execution,
     memory_domain,
     request,

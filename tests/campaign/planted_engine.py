@@ -96,6 +96,18 @@ def create_bad(faults: object = None, **options: object) -> DriverDevice:
     return _device("bad", faults, **options)
 
 
+class _ElsewhereBackend(PlantedBackend):
+    """The same planted bug under a second engine's name: a variant over another engine."""
+
+    def engine(self) -> str:
+        return "other-engine 2.0"
+
+
+def create_bad_elsewhere(faults: object = None, **options: object) -> DriverDevice:
+    """Another engine with the planted engine's bug on its "bad" kernel set."""
+    return DriverDevice(build_options(**options), resolve(faults or []), _ElsewhereBackend("bad"))
+
+
 def register() -> None:
     """Register the planted format's adapter (once per process)."""
     if FORMAT not in adapters():

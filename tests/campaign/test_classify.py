@@ -130,3 +130,64 @@ def test_a_driver_without_an_engine_is_not_classified(replay) -> None:
     case = chain_case(["ADD"])
     assert classify(case, replay("driver_under_test:create_device", case), "driver_under_test:create_device",
                     replay) is None  # fmt: skip
+
+
+def test_a_known_onnx_runtime_divergence_is_classified_as_such(replay) -> None:
+    from tests.engines.onnx_cases import ORT_EXTENDED, QDQ_S8, qdq_s8_case
+
+    case = qdq_s8_case().to_json()
+    verdict = replay(ORT_EXTENDED, case)
+    assert not verdict.ok
+    found = classify(case, verdict, ORT_EXTENDED, replay)
+    assert (found.cls, found.divergence, found.kernel_sets) == ("divergence", QDQ_S8, ["all", "extended"])
+    assert found.variant == "onnxruntime-extended" and found.engine.startswith("onnxruntime ")
+
+
+def test_an_onnx_runtime_failure_on_the_levels_that_rewrite_qdq_only_is_an_engine_bug_there(
+    replay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.campaign import classify as module
+    from tests.engines.onnx_cases import ORT_EXTENDED, qdq_s8_case
+
+    # As if the divergence were not registered yet: the differential re-runs and the bare runs alone decide.
+    monkeypatch.setattr(module, "label", lambda verdict, model, identity: verdict)
+    case = qdq_s8_case().to_json()
+    verdict = replay(ORT_EXTENDED, case)
+    found = classify(case, verdict, ORT_EXTENDED, replay)
+    assert (found.cls, found.kernel_sets, found.operation) == ("engine", ["all", "extended"], "FULLY_CONNECTED"), (
+        found.reason
+    )
+    assert "wrong on all, extended and right on basic, disabled" in found.reason
+    assert found.replays["numpy"] == "passes" and found.replays["onnxruntime-disabled"] == "passes"
+    assert found.replays["onnxruntime-all"] == "fails" and found.replays["onnxruntime-extended"] == "fails"
+    assert "does not match y_zero_point type UINT8" in found.bare["extended"]
+    assert found.bare["basic"].endswith("outputs match the reference")
+
+
+def test_a_variant_over_another_engine_failing_the_same_way_is_no_plumbing_evidence(
+    replay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A planted "other engine" variant that fails like the finding's: evidence kept, the class still the engine's.
+    variants = {**planted_engine.VARIANTS, "other-engine": "tests.campaign.planted_engine:create_bad_elsewhere"}
+    monkeypatch.setattr(planted_engine, "VARIANTS", variants)
+    case = chain_case(["ADD"])
+    found = classify(case, replay(BAD, case), BAD, replay)
+    assert found.replays["other-engine"] == "fails"
+    assert (found.cls, found.kernel_sets) == ("engine", ["bad"]), found.reason
+
+
+def test_an_engine_without_an_adapter_is_unclassified_saying_so(replay, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.engines import adapter
+
+    monkeypatch.delitem(adapter._ADAPTERS, planted_engine.FORMAT)
+    case = chain_case(["ADD"])
+    found = classify(case, replay(BAD, case), BAD, replay)
+    assert found.cls == "unclassified" and found.kernel_sets == ["bad"]
+    assert found.reason.startswith("the engine cannot be run bare: no engine adapter for format 'planted'")
+
+
+def test_a_disagreement_between_engines_is_not_classified_again(replay) -> None:
+    from harness.oracle.verdict import Outcome, Verdict
+
+    disagreement = Verdict(Outcome.FAILURE, rule="engines.disagree", title="engines disagree", target="differential")
+    assert classify(chain_case(["ADD"]), disagreement, BAD, replay) is None

@@ -13,6 +13,7 @@ import pytest
 
 from harness.engines import EngineAdapter, RunOutcome, UnknownFormat, adapter_for, register_adapter
 from harness.engines.adapter import _load_script
+from harness.engines.onnx import ONNX_RUNTIME
 from harness.engines.tflite import LITERT
 from harness.hal import OperandType as T
 from harness.oracle.accuracy import SKIP_ABOVE, compare, tolerance_for
@@ -34,28 +35,55 @@ def _fake_adapter(tmp_path: Path, body: str) -> EngineAdapter:
     return EngineAdapter("fake", "Fake", "numpy", "numpy", "model.fake", ("plain",), str(part))
 
 
-def test_the_registry_knows_tflite_and_refuses_an_unknown_format_or_a_second_adapter() -> None:
-    assert adapter_for("tflite") is LITERT
+def test_the_registry_knows_tflite_and_onnx_and_refuses_an_unknown_format_or_a_second_adapter() -> None:
+    assert adapter_for("tflite") is LITERT and adapter_for("onnx") is ONNX_RUNTIME
     assert LITERT.file_name == "model.tflite" and LITERT.kernel_sets == ("optimized", "xnnpack", "reference")
-    with pytest.raises(UnknownFormat, match="onnx.*tflite"):
-        adapter_for("onnx")
+    assert ONNX_RUNTIME.file_name == "model.onnx" and ONNX_RUNTIME.package == "onnxruntime"
+    with pytest.raises(UnknownFormat, match="'coreml'.*onnx, tflite"):
+        adapter_for("coreml")
     with pytest.raises(ValueError, match="registered already"):
         register_adapter(LITERT)
     with pytest.raises(ValueError, match="no kernel set 'fast'"):
         LITERT.check_kernel_set("fast")
 
 
-def test_the_reproducer_imports_only_the_engine_numpy_and_the_standard_library() -> None:
-    tree = ast.parse(LITERT.script("xnnpack", "a title"))
+def test_onnx_runtime_kernel_sets_are_the_optimization_levels_as_the_driver_names_them() -> None:
+    from driver_under_test.backends.onnxruntime import OptLevel
+
+    # The driver's own names (its device factories take them as `level`), the default level first.
+    assert ONNX_RUNTIME.kernel_sets == ("all", "extended", "basic", "disabled")
+    assert set(ONNX_RUNTIME.kernel_sets) == {level.value for level in OptLevel}
+    assert set(ONNX_RUNTIME.kernel_set_names) == set(ONNX_RUNTIME.kernel_sets)
+
+
+def _imported(script: str) -> set[str]:
     imported = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(script)):
         if isinstance(node, ast.Import):
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add((node.module or "").split(".")[0])
+    return imported
+
+
+def test_the_reproducer_imports_only_the_engine_numpy_and_the_standard_library() -> None:
+    imported = _imported(LITERT.script("xnnpack", "a title"))
     assert imported <= SCRIPT_ALLOWED and {"numpy", "ai_edge_litert"} <= imported
     assert "DEFAULT_KERNELS = 'xnnpack'" in LITERT.script("xnnpack")
     assert LITERT.requirement("2.3.0") == "ai-edge-litert==2.3.0"
+    imported = _imported(ONNX_RUNTIME.script("extended", "a title"))
+    assert imported <= set(sys.stdlib_module_names) | {"numpy", "onnxruntime"}
+    assert {"numpy", "onnxruntime"} <= imported
+    assert ONNX_RUNTIME.requirement("1.30.0") == "onnxruntime==1.30.0"
+
+
+def test_every_kernel_set_in_turn_is_not_a_kernel_set_of_its_own(tmp_path: Path) -> None:
+    # ONNX Runtime has a level named "all": `--kernels all` runs that level, `--kernels each` every one in turn.
+    script = tmp_path / "repro.py"
+    script.write_text(ONNX_RUNTIME.script("all"))
+    module = _load_script(script)
+    assert module.EACH not in module.KERNEL_SETS and "all" in module.KERNEL_SETS
+    assert module.DEFAULT_KERNELS == "all"
 
 
 def _spec(operand_type: int, relaxed: bool = False, steps: int = 1) -> dict:
@@ -132,3 +160,18 @@ def test_litert_describes_a_model_in_its_own_terms() -> None:
     lines = LITERT.describe_model(aborting_flatbuffer())
     assert "  operator 0: ADD (version 1) {fusedActivationFunction: 0, potScaleInt16: True}" in lines
     assert "    in  t0 UINT8 [2, 3]" in lines
+
+
+def test_onnx_runtime_describes_a_model_in_onnx_terms() -> None:
+    from harness.drivers import create_device
+    from harness.engines import engine_model_of
+    from tests.engines.onnx_cases import ORT, qdq_s8_case
+
+    case = qdq_s8_case()
+    lines = ONNX_RUNTIME.describe_model(engine_model_of(case, create_device(ORT)).data)
+    case.close()
+    assert lines[0].startswith("ONNX IR version") and "ai.onnx 21" in lines[0]
+    assert "inputs: operand0 INT8 [2, 2]" in lines and "outputs: operand4 INT8 [2, 4]" in lines
+    assert "  in  operand1 INT8 [4, 2] constant [-25, 14, -35, -1, 20, -3, -70, -27]" in lines
+    assert any(line.endswith(": Gemm {transB: 1}") for line in lines)
+    assert ONNX_RUNTIME.describe_model(b"not an onnx model")[0].startswith("(the model cannot be read")

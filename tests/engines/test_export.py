@@ -71,7 +71,7 @@ def test_a_correct_model_exports_a_reproducer_that_exits_0(tmp_path: Path) -> No
     engine_model = engine_model_of(case, create_litert_device(kernel_set="reference"))
     export = export_case(case, engine_model, tmp_path / "ok")
     assert not export.reproduces and export.kernel_set == "reference"
-    done = _repro(export.folder, "--kernels", "all")
+    done = _repro(export.folder, "--kernels", "each")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("OK: every output is within tolerance") == 3
     assert "exit 0: the engine computes the expected values" in done.stdout

@@ -1,0 +1,143 @@
+"""Cross-engine agreement: the engines a driver runs on, given one execution, must end it the same way and compute
+the same outputs within the HAL's tolerance of each output's type.
+
+This judges engines against each other, not against the reference: it holds also where the reference does not
+judge (outputs the HAL leaves unspecified, outputs the reference computes ill-conditioned). Answers are grouped:
+each engine joins the first group whose first member it agrees with; more than one group is a breach of
+`engines.disagree`, whose details say which engines gave which values (and which group the reference sides with,
+where it prescribes values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.hal import ErrorStatus, OperandType
+from harness.oracle.accuracy import Comparison, compare
+from harness.oracle.rules import Breach
+from harness.oracle.verdict import define_rule
+
+ENGINES_DISAGREE = define_rule(
+    "engines.disagree",
+    "the engines a driver runs on end one execution with the same status and the same output shapes and values, "
+    "within the HAL's tolerance of each output's type, also where the reference leaves the values unspecified or "
+    "computes them ill-conditioned",
+)
+_SHOWN = 8  # values of an output shown per group in the details
+
+
+@dataclass(frozen=True)
+class EngineAnswer:
+    """How one engine ended an execution: its status and, with NONE, main's outputs (None: not readable)."""
+
+    status: ErrorStatus
+    outputs: tuple[np.ndarray | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """What judging an output needs beyond the answers: its operand type, the operation writing it, the accuracy
+    criterion of the model, and the reference's value (None where the reference prescribes none)."""
+
+    operand_types: Sequence[int]
+    producers: Sequence[str]
+    relaxed: bool = False
+    quantized_operations: int = 1
+    reference: Sequence[np.ndarray | None] = field(default_factory=tuple)
+
+
+def judge_engines_agree(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Breach | None:
+    """The breach of engines.disagree for the first difference between the engines' answers (status, then each
+    output in order), or None when they all agree (or fewer than two answered)."""
+    if len(answers) < 2:
+        return None
+    by_status: dict[ErrorStatus, list[str]] = {}
+    for name, answer in answers.items():
+        by_status.setdefault(answer.status, []).append(name)
+    if len(by_status) > 1:
+        parts = [f"{', '.join(names)}: {ErrorStatus(s).name}" for s, names in by_status.items()]
+        odd = _odd([names for names in by_status.values()])
+        return Breach(
+            ENGINES_DISAGREE,
+            f"engines end the execution differently ({'; '.join(parts)})",
+            "; ".join(parts),
+            locus=f"status ({', '.join(odd)})",
+        )
+    if next(iter(by_status)) != ErrorStatus.NONE:
+        return None
+    for position, operand_type in enumerate(outputs.operand_types):
+        breach = _judge_output(answers, outputs, position, operand_type)
+        if breach is not None:
+            return breach
+    return None
+
+
+def _judge_output(
+    answers: Mapping[str, EngineAnswer], outputs: Outputs, position: int, operand_type: int
+) -> Breach | None:
+    values = {name: _output(answer, position) for name, answer in answers.items()}
+    values = {name: value for name, value in values.items() if value is not None}
+    groups: list[list[str]] = []
+    for name, value in values.items():
+        for group in groups:
+            if _agree(values[group[0]], value, operand_type, outputs).ok:
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    if len(groups) < 2:
+        return None
+    producer = outputs.producers[position] if position < len(outputs.producers) else ""
+    what = f"output {position} ({producer or 'a model input'}, {_type_name(operand_type)})"
+    first, second = values[groups[0][0]], values[groups[1][0]]
+    lines = [f"{', '.join(group)}: {_values(values[group[0]])}" for group in groups]
+    lines.append(f"{groups[1][0]} against {groups[0][0]}: {_agree(first, second, operand_type, outputs).describe()}")
+    reference = outputs.reference[position] if position < len(outputs.reference) else None
+    if reference is None:
+        lines.append("the reference prescribes no values for this output (unspecified or not computed)")
+    else:
+        siding = [g for g in groups if _agree(np.asarray(reference), values[g[0]], operand_type, outputs).ok]
+        sides = " and ".join(", ".join(g) for g in siding) or "no group"
+        lines.append(f"the reference ({_values(np.asarray(reference))}) agrees with {sides}")
+    odd = _odd(groups)
+    return Breach(
+        ENGINES_DISAGREE,
+        f"engines disagree on {what}: " + " | ".join(", ".join(g) for g in groups),
+        "\n".join(lines),
+        output=position,
+        locus=f"{producer} ({', '.join(odd)})",
+    )
+
+
+def _output(answer: EngineAnswer, position: int) -> np.ndarray | None:
+    if position >= len(answer.outputs):
+        return None
+    value = answer.outputs[position]
+    return None if value is None else np.asarray(value)
+
+
+def _agree(expected: np.ndarray, actual: np.ndarray, operand_type: int, outputs: Outputs) -> Comparison:
+    return compare(expected, actual, operand_type, outputs.relaxed, quantized_operations=outputs.quantized_operations)
+
+
+def _odd(groups: Sequence[Sequence[str]]) -> list[str]:
+    """The engines outside the largest group (the first of the largest on a tie), sorted: who stands apart."""
+    largest = max(range(len(groups)), key=lambda k: len(groups[k]))
+    return sorted(name for k, group in enumerate(groups) if k != largest for name in group)
+
+
+def _values(value: np.ndarray) -> str:
+    flat = value.reshape(-1)
+    shown = ", ".join(str(v) for v in flat[:_SHOWN].tolist())
+    more = f", ... ({flat.size} values)" if flat.size > _SHOWN else ""
+    return f"{list(value.shape)} [{shown}{more}]"
+
+
+def _type_name(operand_type: int) -> str:
+    try:
+        return OperandType(operand_type).name
+    except ValueError:
+        return str(operand_type)
