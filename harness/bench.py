@@ -35,6 +35,7 @@ class TargetBench:
     rejected: int = 0  # seeds the generator rejected (counted in the time, not in the executions)
     failures: int = 0  # cases that did not end in SUCCESS (on a fault-free driver: worth a look)
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # processor time of the whole process (driver threads included) over the cases
     bare_calls: int | None = None
     bare_seconds: float | None = None
     cases: list[Case] = field(default_factory=list, repr=False)
@@ -43,6 +44,11 @@ class TargetBench:
     def execs_per_second(self) -> float:
         """Whole cases per second."""
         return self.executions / self.seconds if self.seconds else 0.0
+
+    @property
+    def cpu_us_per_case(self) -> float:
+        """Processor microseconds per whole case: steadier than the rate on a machine other work shares."""
+        return self.cpu_seconds / self.executions * 1e6 if self.executions else 0.0
 
     @property
     def bare_per_second(self) -> float | None:
@@ -65,6 +71,7 @@ class TargetBench:
             "rejected": self.rejected,
             "failures": self.failures,
             "seconds": round(self.seconds, 3),
+            "cpu_us_per_case": round(self.cpu_us_per_case, 1),
         }
         if self.bare_per_second is not None:
             d["bare_driver_calls_per_second"] = round(self.bare_per_second, 2)
@@ -76,6 +83,7 @@ def bench_target(target: Target, device: Device, seconds: float, keep: int = 200
     """Run seeded cases for `seconds`; keep up to `keep` decoded cases for the bare-call measurement."""
     result = TargetBench(target.name)
     seed = 0
+    cpu_start = time.process_time()
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         case = decode_seed(target, seed)
@@ -91,6 +99,7 @@ def bench_target(target: Target, device: Device, seconds: float, keep: int = 200
         else:
             case.close()
     result.seconds = time.perf_counter() - start
+    result.cpu_seconds = time.process_time() - cpu_start
     return result
 
 

@@ -64,14 +64,18 @@ def main_bench(argv: list[str]) -> int:
         where = "any CPU" if cpu is None else f"CPU {cpu}"
         print(f"running on {where}", file=sys.stderr, flush=True)
         results = run_bench(targets, args.seconds, args.driver, progress)
-    print(f"{'target':16} {'exec/s':>10} {'cases':>8} {'failed':>7} {'bare calls/s':>13} {'overhead':>9}")
+    print(
+        f"{'target':16} {'exec/s':>10} {'cpu us/case':>12} {'cases':>8} {'failed':>7} {'bare calls/s':>13} "
+        f"{'overhead':>9}"
+    )
     for r in results:
         ratio = r.overhead_ratio
         print(
-            f"{r.name:16} {r.execs_per_second:10.1f} {r.executions:8} {r.failures:7} "
+            f"{r.name:16} {r.execs_per_second:10.1f} {r.cpu_us_per_case:12.0f} {r.executions:8} {r.failures:7} "
             f"{_fmt(r.bare_per_second, '13.1f'):>13} {_fmt(ratio, '8.1f') + ('x' if ratio else ''):>9}"
         )
     print("overhead: bare driver calls per second / whole cases per second (decode, drive, judge)")
+    print("cpu us/case: processor time of the whole process per case, which other work on the machine disturbs less")
     if any(r.failures for r in results):
         print("note: some cases failed on the fault-free driver; run `nnfuzz evaluate` or fuzz to see them")
     if args.json:

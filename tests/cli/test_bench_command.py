@@ -19,6 +19,9 @@ def test_a_toy_target_gets_a_rate_and_no_bare_figures(tmp_path: Path, capsys) ->
     assert list(report) == ["targets", "cpu"] and list(report["targets"]) == ["toy_prepare"]
     figures = report["targets"]["toy_prepare"]
     assert figures["execs_per_second"] > 0 and figures["failures"] == 0
+    # Cases cost processor time, and the run's cases cannot have used more of it than the machine's processors
+    # gave the process while it ran.
+    assert 0 < figures["cpu_us_per_case"] * figures["executions"] <= 1e6 * figures["seconds"] * (os.cpu_count() or 1)
     assert "overhead_ratio" not in figures
     assert "toy_prepare" in capsys.readouterr().out
 
