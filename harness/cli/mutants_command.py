@@ -34,7 +34,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
         "--exclude",
         action="append",
         metavar="GLOB",
-        help="files of the package not to mutate, relative to it; repeatable (default: faults.py, backends/litert/*)",
+        help="files of the package not to mutate, relative to it; repeatable (default: faults.py and the backends "
+        "the bundled driver's default spec never runs: backends/litert/*, backends/onnxruntime/*, "
+        "backends/_operation.py)",
     )
     group.add_argument(
         "--survivors",

@@ -17,7 +17,9 @@ from harness.mutants.operators import OPERATORS, Edit, Operator, apply, edits
 
 # The catalogue of planted faults is metadata, not driver behaviour; the LiteRT backend is not what the default
 # driver spec runs, so its mutants could only survive (pass --exclude to choose otherwise).
-DEFAULT_EXCLUDE = ("faults.py", "backends/litert/*")
+# The fault catalogue, and the backends the bundled driver's default spec never runs (LiteRT, ONNX Runtime and the
+# module only those two share): their mutants would all survive as unreachable.
+DEFAULT_EXCLUDE = ("faults.py", "backends/litert/*", "backends/onnxruntime/*", "backends/_operation.py")
 
 
 class SampleError(ValueError):
