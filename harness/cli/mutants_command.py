@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TextIO
 
@@ -19,6 +20,23 @@ REASONS = {
     "unreachable": "no input through the HAL reaches the mutated code with the driver spec evaluated",
     "within_tolerance": "the change stays inside what the oracle accepts by definition (e.g. accuracy tolerance)",
     "open": "not triaged yet: possibly a gap of the harness",
+}
+
+# Which gap of the harness an open survivor shows (the gap_class of a triage entry).
+GAP_CLASSES = {
+    "1": "parameter values never leave their valid ranges",
+    "2": "size caps hide whole code paths (tensors <= 256 elements / 4 per dim, short hash keys, small LSTMs)",
+    "3": "no model of resource limits",
+    "4": "exact results judged with a tolerance",
+    "5": "memory handles always well formed (hardware-buffer descriptors, AHWB pools, unusable pools)",
+    "6": "rounding bias invisible",
+    "7": "valid structures the generators never build (an operation without a recipe, an IF without branch inputs, "
+    "declared extensions, a subgraph without operations or outputs)",
+    "8": "rare corner: today's generators can reach it, but with a probability too small for the budget",
+    "9": "environment never varied: the cache folder's creation and permissions",
+    "10": "timing: reported durations judged by their order only, clock boundaries at nanosecond resolution",
+    "11": "lifecycle: a resource released twice",
+    "12": "malformed HAL objects: Python objects of other classes or types standing in for HAL structures and fields",
 }
 
 
@@ -152,9 +170,26 @@ def triage_file(rows: list[dict], config: dict, command: str, old: dict[str, dic
             continue
         known = _triaged(old, r)
         entry = {k: r[k] for k in ("key", "id", "file", "line", "operator", "before", "after")}
-        entry.update(reason=known.get("reason", "open"), note=known.get("note", ""), diff=r["diff"])
+        entry.update(reason=known.get("reason", "open"), note=known.get("note", ""))
+        if entry["reason"] == "open" and known.get("gap_class"):
+            entry["gap_class"] = known["gap_class"]
+        entry["diff"] = r["diff"]
         survivors.append(entry)
-    return {"command": command, "sample": config, "reasons": REASONS, "survivors": survivors}
+    by_reason = Counter(e["reason"] for e in survivors)
+    by_class = Counter(e["gap_class"] for e in survivors if "gap_class" in e)
+    summary = {
+        "survivors": len(survivors),
+        "by_reason": dict(sorted(by_reason.items())),
+        "open_by_gap_class": {k: by_class[k] for k in GAP_CLASSES if k in by_class},
+    }
+    return {
+        "command": command,
+        "sample": config,
+        "reasons": REASONS,
+        "gap_classes": GAP_CLASSES,
+        "summary": summary,
+        "survivors": survivors,
+    }
 
 
 def _command(args: argparse.Namespace, targets: list[str], exclude: tuple[str, ...]) -> str:

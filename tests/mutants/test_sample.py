@@ -76,11 +76,15 @@ def test_a_copy_carries_the_mutation_and_the_original_tree_stays_as_it_was(tmp_p
 def test_the_committed_triage_file_gives_each_survivor_a_known_reason_and_a_note() -> None:
     import json
 
-    from harness.cli.mutants_command import REASONS
+    from harness.cli.mutants_command import GAP_CLASSES, REASONS
 
     data = json.loads((Path(__file__).parent / "survivors.json").read_text())
     assert data["command"].startswith("nnfuzz evaluate --mutants ") and data["survivors"]
     for entry in data["survivors"]:
         assert entry["reason"] in REASONS, entry["key"]
         assert entry["reason"] == "open" or entry["note"], entry["key"]
+        # An open survivor names the gap of the harness it shows.
+        assert entry["reason"] != "open" or entry.get("gap_class") in GAP_CLASSES, entry["key"]
+    counted = {r: sum(e["reason"] == r for e in data["survivors"]) for r in REASONS}
+    assert data["summary"]["by_reason"] == {r: n for r, n in sorted(counted.items()) if n}
     # That each still names a mutant of the current source is tests/mutants/test_replay.py's to check.
