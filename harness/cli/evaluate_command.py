@@ -22,7 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="For each fault of the driver's catalogue, run seeded random cases of the targets on the driver "
         "started with that fault until one fails or the budget is spent; then run the fault-free driver for the same "
         "budget and report anything found there as a false alarm. Exit 1 if a fault was missed or there was a false "
-        "alarm. With --mutants N, evaluate against N semantic mutants of the driver's source instead (see below).",
+        "alarm. With --mutants N, evaluate against N semantic mutants of the driver's source instead; with "
+        "--mutants-from FILE, against the mutants an earlier run recorded (see below).",
     )
     parser.add_argument(
         "--budget-seconds",
@@ -131,11 +132,12 @@ def main_evaluate(argv: list[str]) -> int:
     from harness.runner import WorkerStartError
 
     args = parse(build_parser(), argv)
-    if args.mutants is not None:
+    if args.mutants is not None or args.mutants_from is not None:
         given = (("--faults", args.faults), ("--list", args.list), ("--catalogue", args.catalogue))
         conflicting = [option for option, value in given if value]
         if conflicting:
-            raise Misuse(f"--mutants does not go with {', '.join(conflicting)}")
+            mode = "--mutants" if args.mutants is not None else "--mutants-from"
+            raise Misuse(f"{mode} does not go with {', '.join(conflicting)}")
         return mutants_command.run(args, _targets(args))
     try:
         catalogue = ev.load_catalogue(args.catalogue or ev.catalogue_module_for(args.driver))

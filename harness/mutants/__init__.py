@@ -1,7 +1,9 @@
 """Semantic mutants of the driver as a self-evaluation of the harness: small changes drawn with a seed from the
-driver package's source (operators), written into isolated copies and hunted with the targets (run)."""
+driver package's source (operators, sample) or replayed from a recorded run (replay), written into isolated copies
+and hunted with the targets (run)."""
 
 from harness.mutants.operators import OPERATOR_NAMES, OPERATORS, Edit, Operator, apply, edits
+from harness.mutants.replay import Found, Gone, Recorded, Replay, ReplayError, read_recorded, replay_file
 from harness.mutants.run import (
     ERROR,
     KILLED,

@@ -24,6 +24,11 @@ ENTRY_KEYS = {"id", "key", "file", "line", "col", "operator", "before", "after",
         (["--mutants", "2", "--update-survivors"], "needs --survivors"),
         (["--mutants", "2", "--exclude", "*"], "no mutation applies"),
         (["--mutants", "2", "--driver", "no_such_package:f"], "not an importable package"),
+        (["--mutants", "2", "--mutants-from", "r.json"], "do not go together"),
+        (["--mutants", "2", "--ids", "M001"], "--ids needs --mutants-from"),
+        (["--mutants-from", "no/such/report.json"], "cannot read the recorded mutants"),
+        (["--mutants-from", "r.json", "--seed", "3"], "replays the recorded one"),
+        (["--mutants-from", "r.json", "--faults", "x"], "--mutants-from does not go with --faults"),
     ],
 )
 def test_bad_input_is_misuse_with_a_clear_message(argv: list[str], message: str, capsys) -> None:
@@ -59,3 +64,43 @@ def test_a_triage_file_with_an_unknown_reason_is_misuse(tmp_path: Path, capsys) 
     triage.write_text(json.dumps({"survivors": [{"key": "k", "reason": "looks fine"}]}))
     assert main_evaluate(["--mutants", "1", "--survivors", str(triage)]) == 2
     assert "looks fine" in capsys.readouterr().err
+
+
+def _report(path: Path, rows: list[dict]) -> Path:
+    path.write_text(json.dumps({"config": {"seed": 1, "exclude": ["faults.py"]}, "mutants": rows}))
+    return path
+
+
+def _row(mutant_id: str, path: str, line_text: str, operator: str) -> dict:
+    """A report's entry for the mutant of `operator` on the line of the driver's `path` holding `line_text`."""
+    from harness.mutants import SURVIVED, Mutant, MutantResult, edits, package_root
+
+    package, root = package_root("driver_under_test:create_device")
+    source = (root / path).read_text()
+    [line] = [k + 1 for k, text in enumerate(source.splitlines()) if line_text in text]
+    [edit] = [e for e in edits(source) if e.line == line and e.operator == operator]
+    mutant = Mutant(mutant_id, package, path, edit)
+    return MutantResult(mutant, SURVIVED, diff=mutant.diff(root)).to_json()
+
+
+def test_an_unknown_recorded_id_is_misuse(tmp_path: Path, capsys) -> None:
+    record = _report(tmp_path / "r.json", [_row("M042", "validation/operands.py", "if s <= 0:", "compare_boundary")])
+    assert main_evaluate(["--mutants-from", str(record), "--ids", "M041"]) == 2
+    assert "records no mutant M041" in capsys.readouterr().err
+
+
+def test_a_replay_hunts_the_recorded_mutants_with_their_ids_and_reports_the_gone(tmp_path: Path, capsys) -> None:
+    live = _row("M042", "validation/operands.py", "if s <= 0:", "compare_boundary")
+    gone = {**live, "id": "M043", "key": live["key"].replace(":compare_boundary:", ":add_sub:")}
+    record, out = _report(tmp_path / "r.json", [gone, live]), tmp_path / "again.json"
+    argv = ["--mutants-from", str(record), "--targets", "validation", "--budget-seconds", "3", "--json", str(out)]
+    main_evaluate(argv)
+    report = json.loads(out.read_text())
+    assert [r["id"] for r in report["mutants"]] == ["M042"]
+    assert report["mutants"][0]["recorded_key"] == live["key"] == report["mutants"][0]["key"]
+    # A scale of 0 on a quantized operand no longer refused: the validation target sees it.
+    assert report["mutants"][0]["status"] == "killed"
+    assert report["config"]["replay_of"] == str(record) and report["config"]["exclude"] == ["faults.py"]
+    assert [g["id"] for g in report["replay"]["gone"]] == ["M043"] and report["replay"]["in_place"] == 1
+    printed = capsys.readouterr().out
+    assert "GONE M043" in printed and "1 recorded mutant(s) gone" in printed
