@@ -20,8 +20,9 @@ them; support checks work without them. The package imports only the standard li
 and onnxruntime, and nothing of the driver's numpy kernels.
 
 Coverage: `RULES` holds one translation rule per translated operation (rules/: elementwise, shape, nn,
-reduction, control_flow), `UNSUPPORTED` the operations decided unmappable, with the reason (rules/unsupported.py);
-`NOT_YET_WRITTEN` lists the rest, which getSupportedOperations refuses as "no translation rule written yet".
+reduction, recurrent, control_flow), `UNSUPPORTED` the operations decided unmappable, with the reason
+(rules/unsupported.py); `NOT_YET_WRITTEN` lists the rest, which getSupportedOperations refuses as "no translation
+rule written yet".
 
 Types: float32 is computed as it is; float16 in float32 (Cast in, Cast of the result back: ONNX Runtime's CPU
 provider has few float16 kernels, and one rounding of a float32 result is within the HAL's float16 tolerance);
