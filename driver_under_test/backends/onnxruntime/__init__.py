@@ -17,11 +17,13 @@ Public surface (the driver's integration depends on these names):
 
 ONNX Runtime and onnx (`pip install 'nnfuzz[onnxruntime]'`) are imported only when a translation or a run needs
 them; support checks work without them. The package imports only the standard library, numpy, harness.hal, onnx
-and onnxruntime, and nothing of the driver's numpy kernels.
+and onnxruntime, and of the driver its error type (driver_under_test.errors, for an execution stopped at its time
+limit) and nothing of its numpy kernels.
 
 Coverage: `RULES` holds one translation rule per translated operation (rules/: elementwise, shape, nn,
-reduction, control_flow), `UNSUPPORTED` the operations decided unmappable, with the reason (rules/unsupported.py);
-`NOT_YET_WRITTEN` lists the rest, which getSupportedOperations refuses as "no translation rule written yet".
+reduction, recurrent, control_flow), `UNSUPPORTED` the operations decided unmappable, with the reason
+(rules/unsupported.py); `NOT_YET_WRITTEN` lists the rest, which getSupportedOperations refuses as "no translation
+rule written yet".
 
 Types: float32 is computed as it is; float16 in float32 (Cast in, Cast of the result back: ONNX Runtime's CPU
 provider has few float16 kernels, and one rounding of a float32 result is within the HAL's float16 tolerance);

@@ -13,7 +13,19 @@ own default for a session: the driver then runs models the way the engine's user
 tells a rewrite's bug from a kernel's.
 
 What ONNX Runtime raises, or how it fails, is not guarded: an engine that aborts or gives wrong values is what
-the harness looks for. Deadlines are checked before an execution starts (a run cannot be cancelled).
+the harness looks for.
+
+Time limits. ONNX Runtime can terminate a run from another thread (RunOptions.terminate, checked between kernels
+and inside Loop bodies), so a run is stopped when it passes the execution's deadline (MISSED_DEADLINE_TRANSIENT,
+as the numpy backend reports a deadline passed during execution) or, for a model with WHILE operations, its loop
+budget (MISSED_DEADLINE_PERSISTENT, the status the HAL's reference gives a loop past its timeout). The HAL bounds
+each WHILE by the loop timeout; a run can only be timed as a whole, so the budget is the loop timeout times the
+number of WHILE operations in the model: a WHILE that is not nested in another runs at most once per run (main's
+operations run once, an IF branch at most once), so loops that each respect the timeout spend less than the
+budget together, and a loop that never ends is stopped once the budget is spent. The budget is looser than the
+HAL's bound (a loop may run past the timeout while the others are quick) and counts the time of the other
+operations too, which for a model whose non-loop work takes as long as a loop timeout could stop a run the HAL
+lets finish.
 """
 
 from __future__ import annotations
@@ -26,9 +38,10 @@ import numpy as np
 
 from driver_under_test.backends import ConstantReader, Constants, Executed, RunSettings
 from driver_under_test.backends.onnxruntime._engine import OnnxRuntimeMissing, OptLevel, engine_version
-from driver_under_test.backends.onnxruntime._program import OrtProgram
+from driver_under_test.backends.onnxruntime._program import OrtProgram, RunStopped
 from driver_under_test.backends.onnxruntime._translate import translate, unsupported_reason
-from harness.hal import Model, OperandType
+from driver_under_test.errors import DriverError
+from harness.hal import ErrorStatus, Model, OperandType, OperationType
 
 
 class OrtBackendProgram:
@@ -45,6 +58,7 @@ class OrtBackendProgram:
         self._onnx = onnx_model  # the translation with every input present (None: not made yet)
         self._programs: dict[tuple[int, ...], OrtProgram] = {}  # absent input positions -> session
         self._lock = threading.Lock()
+        self._loops = _while_count(model)
 
     @property
     def artifact(self) -> bytes:
@@ -71,9 +85,28 @@ class OrtBackendProgram:
         """Main's outputs for main's inputs, run by ONNX Runtime (relaxed float32 is computed in float32, as D11
         allows); inputs without a value (None) are absent optional operands."""
         program = self._session(tuple(k for k, value in enumerate(inputs) if value is None))
+        limit = self._limit(settings)
         started = time.perf_counter_ns()
-        outputs = program.run([value for value in inputs if value is not None])
+        try:
+            outputs = program.run([value for value in inputs if value is not None], None if limit is None else limit[0])
+        except RunStopped as exc:
+            assert limit is not None
+            raise DriverError(limit[1], f"{limit[2]}: {exc}", limit[3]) from exc
         return Executed(outputs, time.perf_counter_ns() - started)
+
+    def _limit(self, settings: RunSettings) -> tuple[int, ErrorStatus, str, str] | None:
+        """(how long the run may last, the status, message and rule of stopping it then), the nearer of the loop
+        budget and the deadline; None without either."""
+        limits = []
+        if self._loops:
+            budget = settings.loop_timeout_ns * self._loops
+            limits.append((budget, ErrorStatus.MISSED_DEADLINE_PERSISTENT, "WHILE loop exceeded the loop timeout",
+                           "qos.loop_timeout"))  # fmt: skip
+        if settings.deadline_ns is not None:
+            remaining = settings.deadline_ns - time.monotonic_ns()
+            limits.append((remaining, ErrorStatus.MISSED_DEADLINE_TRANSIENT, "deadline passed during execution",
+                           "qos.deadline"))  # fmt: skip
+        return min(limits, key=lambda limit: limit[0]) if limits else None
 
 
 # Relative execution time a device reports per optimization level (getCapabilities: lower is faster).
@@ -115,6 +148,12 @@ class OrtBackend:
     def load(self, model: Model, constants: Constants, artifact: bytes) -> OrtBackendProgram:
         """The ONNX model a model cache kept (verified by the cache), without translating again."""
         return OrtBackendProgram(model, _reader(constants), OptLevel(self.kernel_set), self.threads, bytes(artifact))
+
+
+def _while_count(model: Model) -> int:
+    """How many WHILE operations the model has, in main and its referenced subgraphs."""
+    graphs = [model.main, *model.referenced]
+    return sum(operation.type == OperationType.WHILE for graph in graphs for operation in graph.operations)
 
 
 def _reader(constants: Constants) -> ConstantReader:

@@ -7,10 +7,9 @@ HAL body and then the HAL condition on the body's results, the first condition b
 are bound to the outer tensors they receive. Support is recursive: an IF or WHILE is supported only when every
 operation of the subgraphs it runs is.
 
-What ONNX Runtime cannot express: the HAL's loop timeout. A WHILE that runs past the loop timeout must end with
-MISSED_DEADLINE_*; an ONNX Loop has no time limit (only a trip count) and a session run is not interrupted by
-the backend, so a loop that never ends hangs the execution: enforcing the timeout is the driver's job, not the
-translation's.
+What an ONNX Loop cannot express: the HAL's loop timeout (a WHILE that runs past it must end with
+MISSED_DEADLINE_*). A Loop has no time limit, only a trip count; the backend enforces the timeout instead, by
+terminating a run that outlasts its loop budget (backend.py).
 """
 
 from __future__ import annotations
@@ -109,7 +108,7 @@ def while_(op: Op) -> None:
     a TENSOR_BOOL8 [1]; the body takes every loop operand and gives the m + k new values. ONNX Loop (no trip
     count) carrying the m + k values: the condition on the initial values is inlined before it; the Loop body
     runs the HAL body, then the HAL condition on the new values (with the unchanged input-only ones, outer-scope
-    tensors the body sees) and gives both. The loop timeout is not enforced (see the module's docstring)."""
+    tensors the body sees) and gives both. The loop timeout is enforced by the backend (see the module's docstring)."""
     condition, body = _referenced(op, 0), _referenced(op, 1)
     values = [op.input(i) for i in range(2, op.n_inputs)]
     carried = len(op.model.referenced[body - 1].output_indexes)

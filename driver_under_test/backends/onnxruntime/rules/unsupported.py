@@ -30,3 +30,15 @@ declare_unsupported(
     O.RANDOM_MULTINOMIAL, "ONNX Multinomial draws from its own generator; the HAL's seeds cannot be honoured"
 )
 declare_unsupported(O.OEM_OPERATION, "OEM operations are vendor-defined and have no ONNX counterpart")
+declare_unsupported(
+    O.QUANTIZED_16BIT_LSTM,
+    "the HAL computes this cell in fixed point, rounding the gate pre-activations (Q3.12), the gate activations "
+    "(Q0.15) and the cell state (Q4.11) half away from zero and saturating; ONNX LSTM has no quantized form and a "
+    "QDQ composition of the cell step (QuantizeLinear rounds half to even) is not written",
+)
+declare_unsupported(
+    O.QUANTIZED_LSTM,
+    "ONNX LSTM has no quantized form; a QDQ composition of the HAL's integer cell (intermediate gate scales, "
+    "layer normalization, projection) is not written, and the harness's reference has no kernel to check one "
+    "against",
+)

@@ -1,5 +1,6 @@
-"""The backend's imports: the standard library, numpy, harness.hal, onnx and onnxruntime, and its own modules;
-nothing else of the harness and nothing of the driver's numpy kernels. The engine is imported only inside
+"""The backend's imports: the standard library, numpy, harness.hal, onnx and onnxruntime, its own modules and the
+driver's error type (an execution stopped at its time limit reports its status); nothing else of the harness and
+nothing of the driver's numpy kernels. The engine is imported only inside
 functions (importing the package must work without it)."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ def _allowed(name: str) -> bool:
     top = name.split(".")[0]
     if top in sys.stdlib_module_names or top in LAZY or top == "numpy":
         return True
-    if name == "harness.hal" or name.startswith("harness.hal."):
+    if name == "harness.hal" or name.startswith("harness.hal.") or name == "driver_under_test.errors":
         return True
     # The backends package and its private modules shared by the translating backends (driver_under_test.backends._*)
     return name.startswith(("driver_under_test.backends.onnxruntime", "driver_under_test.backends._")) or (
