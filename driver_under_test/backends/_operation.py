@@ -4,6 +4,10 @@ A backend that translates HAL models into an engine's format has one rule per HA
 support check and in its translation, sees the operation through a `HalOperation`: its input and output operands,
 the values of constant inputs and its scalar parameters. Each backend's `Op` extends it with the writing side (the
 engine's tensors and operators). Reading needs no engine, so support checks work without the engine installed.
+
+A widened operation (`wide`, set for rules whose engine kernels lack float16) shows its TENSOR_FLOAT16 and FLOAT16
+operands as float32 ones through `in_type`; the backend's writing side computes them in float32. Every float16
+value is exact in float32, and a float32 result rounded once to float16 is within the HAL's float16 tolerance.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ QUANTIZED = frozenset(
     }
 )
 SCALARS = frozenset({T.FLOAT32, T.INT32, T.UINT32, T.BOOL, T.FLOAT16})
+# Operand types a widened operation shows as float32.
+WIDENED = {T.TENSOR_FLOAT16: T.TENSOR_FLOAT32, T.FLOAT16: T.FLOAT32}
 _CONSTANT = (L.CONSTANT_COPY, L.CONSTANT_REFERENCE)
 _MISSING = object()
 
@@ -48,6 +54,7 @@ class HalOperation:
         self.graph = graph
         self.operation = operation
         self.constants = constants
+        self.wide = False  # float16 operands computed in float32 (set from the rule)
         self._values: dict[int, np.ndarray] = {}
         self._scalars: dict[int, Any] = {}  # support checks and rules read the same parameters several times
 
@@ -82,10 +89,15 @@ class HalOperation:
         return self.operand(i) is not None
 
     def in_type(self, i: int = 0) -> int:
-        """The operand type of input i (which must be present)."""
+        """The operand type of input i (which must be present); TENSOR_FLOAT32 for a float16 one when widened."""
         operand = self.operand(i)
         assert operand is not None, f"{self.name}: input {i} absent"
-        return operand.type
+        return WIDENED.get(operand.type, operand.type) if self.wide else operand.type
+
+    def has_half(self) -> bool:
+        """True when some input or output is a TENSOR_FLOAT16 tensor."""
+        operands = self.graph.operands
+        return any(operands[i].type == T.TENSOR_FLOAT16 for i in (*self.operation.inputs, *self.operation.outputs))
 
     def is_const(self, i: int) -> bool:
         """True when input i is a constant (CONSTANT_COPY or CONSTANT_REFERENCE)."""

@@ -39,14 +39,12 @@ from __future__ import annotations
 from driver_under_test.backends.litert._engine import KernelSet, LiteRTMissing, engine_version
 from driver_under_test.backends.litert._graph import ConstantReader, UnsupportedModel
 from driver_under_test.backends.litert._program import LiteRTProgram
-from driver_under_test.backends.litert._registry import RULES, UNSUPPORTED, Rule
+from driver_under_test.backends.litert._registry import RULES, TABLE, UNSUPPORTED, Rule
 from driver_under_test.backends.litert._translate import translate, unsupported_reason
 from harness.hal import OperationType
 
 # HAL operations with neither a rule nor a decision that they cannot be mapped: not written yet.
-NOT_YET_WRITTEN: frozenset[OperationType] = frozenset(
-    op for op in OperationType if op not in RULES and op not in UNSUPPORTED
-)
+NOT_YET_WRITTEN: frozenset[OperationType] = TABLE.not_yet_written()
 
 __all__ = [
     "NOT_YET_WRITTEN",

@@ -68,10 +68,6 @@ UNMAPPED_TYPES: dict[int, str] = {
 QUANT8 = frozenset({T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED})
 
 
-# Operand types a widened Op shows as float32.
-_WIDE = {T.TENSOR_FLOAT16: T.TENSOR_FLOAT32, T.FLOAT16: T.FLOAT32}
-
-
 @dataclass(frozen=True)
 class TensorSpec:
     """A TFLite tensor's type, shape (with -1 for unknown dimensions) and quantization."""
@@ -139,20 +135,8 @@ class Op(HalOperation):
     ) -> None:
         super().__init__(model, subgraph, graph, operation, constants)
         self.builder = builder
-        self.wide = False  # float16 operands computed in float32 (set from the rule, see the module)
         self._widened: dict[int, int] = {}  # input position -> its float32 tensor
         self._narrowed: dict[int, int] = {}  # output position -> the float32 temporary CAST into it by finish()
-
-    def in_type(self, i: int = 0) -> int:
-        """The operand type of input i (which must be present); TENSOR_FLOAT32 for a float16 one when widened."""
-        t = super().in_type(i)
-        return _WIDE.get(t, t) if self.wide else t
-
-    def has_half(self) -> bool:
-        """True when some input or output is a TENSOR_FLOAT16 tensor."""
-        graph = self.graph
-        indexes = [*self.operation.inputs, *self.operation.outputs]
-        return any(graph.operands[i].type == T.TENSOR_FLOAT16 for i in indexes)
 
     def spec(self, i: int) -> TensorSpec:
         """The TensorSpec of input i (float32 for a float16 one when widened)."""

@@ -17,22 +17,14 @@ from dataclasses import replace
 from driver_under_test.backends.litert import rules as _rules  # noqa: F401  (registers every rule)
 from driver_under_test.backends.litert._engine import schema
 from driver_under_test.backends.litert._graph import (
-    SCALARS,
-    TENSOR_TYPES,
-    UNMAPPED_TYPES,
     ConstantReader,
     ModelBuilder,
     Op,
     SubgraphBuilder,
     UnsupportedModel,
 )
-from driver_under_test.backends.litert._registry import RULES, UNSUPPORTED
-from harness.hal import Model, OperandLifeTime, OperandType, OperationType, Subgraph
-
-NOT_YET = "no translation rule written yet"
-_NO_VALUE = OperandLifeTime.NO_VALUE
-_SUBGRAPH = OperandType.SUBGRAPH
-_CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE)
+from driver_under_test.backends.litert._registry import RULES, TABLE
+from harness.hal import Model, OperandLifeTime, OperationType, Subgraph
 
 
 def _graph(model: Model, subgraph: int) -> Subgraph:
@@ -43,56 +35,7 @@ def unsupported_reason(model: Model, subgraph: int, operation: int, constants: C
     """Why this operation cannot be translated (None: it can). For IF/WHILE this covers every operation of the
     referenced subgraphs, recursively."""
     graph = _graph(model, subgraph)
-    op = Op(model, subgraph, graph, graph.operations[operation], constants)
-    return _reason(op)
-
-
-def _reason(op: Op) -> str | None:
-    try:
-        kind = OperationType(op.operation.type)
-    except ValueError:
-        return f"operation type {op.operation.type} is not a HAL operation"
-    if kind in UNSUPPORTED:
-        return f"{kind.name}: {UNSUPPORTED[kind]}"
-    found = RULES.get(kind)
-    if found is None:
-        return f"{kind.name}: {NOT_YET}"
-    op.wide = found.widens(op)
-    operands = op.graph.operands
-    for position, index in enumerate(op.operation.inputs):
-        operand = operands[index]
-        lifetime = operand.lifetime
-        if lifetime == _NO_VALUE or operand.type == _SUBGRAPH:
-            continue
-        if operand.type in UNMAPPED_TYPES:
-            return f"{kind.name}: input {position}: {UNMAPPED_TYPES[operand.type]}"
-        if operand.type not in TENSOR_TYPES:
-            return f"{kind.name}: input {position} has operand type {operand.type}, which has no TFLite type"
-        if lifetime not in _CONSTANT and (
-            position in found.params or (operand.type in SCALARS and position not in found.runtime_scalars)
-        ):
-            role = found.role(op, position)
-            return (
-                f"{kind.name}: input {position} ({role}) is given at run time; LiteRT needs it as a constant "
-                "(it becomes a builtin option or shapes the translation)"
-            )
-    for position, index in enumerate(op.operation.outputs):
-        operand = operands[index]
-        if operand.type in UNMAPPED_TYPES:
-            return f"{kind.name}: output {position}: {UNMAPPED_TYPES[operand.type]}"
-        if operand.type not in TENSOR_TYPES:
-            return f"{kind.name}: output {position} has operand type {operand.type}, which has no TFLite type"
-    if found.types is not None and op.has(found.type_input):
-        t = op.operand(found.type_input).type
-        if op.in_type(found.type_input) not in found.types:
-            name = OperandType(t).name if t in OperandType._value2member_map_ else t
-            return f"{kind.name}: LiteRT's kernels for it do not take operand type {name} (input {found.type_input})"
-    if found.check is not None:
-        try:
-            return found.check(op)
-        except UnsupportedModel as exc:
-            return str(exc)
-    return None
+    return TABLE.reason(Op(model, subgraph, graph, graph.operations[operation], constants))
 
 
 def translate(model: Model, constants: ConstantReader, absent: Collection[int] = ()) -> bytes:

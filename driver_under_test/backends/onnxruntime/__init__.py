@@ -37,14 +37,12 @@ from __future__ import annotations
 from driver_under_test.backends.onnxruntime._engine import OnnxRuntimeMissing, OptLevel, engine_version
 from driver_under_test.backends.onnxruntime._graph import ConstantReader, UnsupportedModel
 from driver_under_test.backends.onnxruntime._program import OrtProgram
-from driver_under_test.backends.onnxruntime._registry import RULES, UNSUPPORTED, Rule
+from driver_under_test.backends.onnxruntime._registry import RULES, TABLE, UNSUPPORTED, Rule
 from driver_under_test.backends.onnxruntime._translate import translate, unsupported_reason
 from harness.hal import OperationType
 
 # HAL operations with neither a rule nor a decision that they cannot be mapped: not written yet.
-NOT_YET_WRITTEN: frozenset[OperationType] = frozenset(
-    op for op in OperationType if op not in RULES and op not in UNSUPPORTED
-)
+NOT_YET_WRITTEN: frozenset[OperationType] = TABLE.not_yet_written()
 
 __all__ = [
     "NOT_YET_WRITTEN",

@@ -20,8 +20,6 @@ from driver_under_test.backends.onnxruntime import rules as _rules  # noqa: F401
 from driver_under_test.backends.onnxruntime._engine import IR_VERSION, OPSET, onnx
 from driver_under_test.backends.onnxruntime._graph import (
     ELEMENT_TYPES,
-    SCALARS,
-    UNMAPPED_TYPES,
     Body,
     ConstantReader,
     GraphBuilder,
@@ -29,10 +27,8 @@ from driver_under_test.backends.onnxruntime._graph import (
     UnsupportedModel,
     operand_shape,
 )
-from driver_under_test.backends.onnxruntime._registry import RULES, UNSUPPORTED
-from harness.hal import Model, Operand, OperandLifeTime, OperandType, OperationType, Subgraph
-
-NOT_YET = "no translation rule written yet"
+from driver_under_test.backends.onnxruntime._registry import RULES, TABLE
+from harness.hal import Model, Operand, OperandLifeTime, OperationType, Subgraph
 
 
 def _graph(model: Model, subgraph: int) -> Subgraph:
@@ -42,58 +38,7 @@ def _graph(model: Model, subgraph: int) -> Subgraph:
 def unsupported_reason(model: Model, subgraph: int, operation: int, constants: ConstantReader) -> str | None:
     """Why this operation cannot be translated (None: it can)."""
     graph = _graph(model, subgraph)
-    return _reason(Op(model, subgraph, graph, graph.operations[operation], constants))
-
-
-def _operand_reason(kind: OperationType, what: str, operand_type: int) -> str | None:
-    if operand_type in UNMAPPED_TYPES:
-        return f"{kind.name}: {what}: {UNMAPPED_TYPES[operand_type]}"
-    if operand_type not in ELEMENT_TYPES:
-        return f"{kind.name}: {what} has operand type {operand_type}, which has no ONNX element type"
-    return None
-
-
-def _reason(op: Op) -> str | None:
-    try:
-        kind = OperationType(op.operation.type)
-    except ValueError:
-        return f"operation type {op.operation.type} is not a HAL operation"
-    if kind in UNSUPPORTED:
-        return f"{kind.name}: {UNSUPPORTED[kind]}"
-    found = RULES.get(kind)
-    if found is None:
-        return f"{kind.name}: {NOT_YET}"
-    for position, index in enumerate(op.operation.inputs):
-        operand = op.graph.operands[index]
-        if operand.lifetime == OperandLifeTime.NO_VALUE or operand.type == OperandType.SUBGRAPH:
-            continue
-        reason = _operand_reason(kind, f"input {position}", operand.type)
-        if reason is not None:
-            return reason
-    for position, index in enumerate(op.operation.outputs):
-        reason = _operand_reason(kind, f"output {position}", op.graph.operands[index].type)
-        if reason is not None:
-            return reason
-    for position in range(op.n_inputs):
-        operand = op.operand(position)
-        if operand is None or op.is_const(position):
-            continue
-        if position in found.params or (operand.type in SCALARS and not found.runtime_scalar(position)):
-            return (
-                f"{kind.name}: input {position} ({found.role(position)}) is given at run time; the translation "
-                "needs it as a constant (it becomes a node attribute or shapes the graph)"
-            )
-    if found.types is not None and op.has(found.type_input):
-        t = op.in_type(found.type_input)
-        if t not in found.types:
-            name = OperandType(t).name if t in OperandType._value2member_map_ else t
-            return f"{kind.name}: the translation does not take operand type {name} (input {found.type_input})"
-    if found.check is not None:
-        try:
-            return found.check(op)
-        except UnsupportedModel as exc:
-            return str(exc)
-    return None
+    return TABLE.reason(Op(model, subgraph, graph, graph.operations[operation], constants))
 
 
 def translate(model: Model, constants: ConstantReader, absent: Collection[int] = ()) -> bytes:

@@ -12,7 +12,7 @@ driver's job, not the translation's.
 from __future__ import annotations
 
 from driver_under_test.backends.litert._graph import Op
-from driver_under_test.backends.litert._registry import rule
+from driver_under_test.backends.litert._registry import TABLE, rule
 from harness.hal import OperandType
 from harness.hal import OperationType as O
 
@@ -27,11 +27,9 @@ def _referenced(op: Op, i: int) -> int:
 
 def _subgraph_reason(op: Op, role: str, number: int) -> str | None:
     """The first unsupported operation of HAL subgraph `number`, recursively."""
-    from driver_under_test.backends.litert._translate import _reason  # the translator imports the rules
-
     graph = op.model.referenced[number - 1]
     for index, operation in enumerate(graph.operations):
-        reason = _reason(Op(op.model, number, graph, operation, op.constants))
+        reason = TABLE.reason(Op(op.model, number, graph, operation, op.constants))
         if reason is not None:
             return f"{op.name}: {role} subgraph (referenced {number - 1}), operation {index}: {reason}"
     return None
