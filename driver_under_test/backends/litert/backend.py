@@ -14,20 +14,20 @@ are checked before it starts).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from driver_under_test.backends import ConstantReader, Constants, Executed, RunSettings
+from driver_under_test.backends._translated import TranslatedProgram
 from driver_under_test.backends.litert._engine import KernelSet, LiteRTMissing, engine_version
 from driver_under_test.backends.litert._program import LiteRTProgram
 from driver_under_test.backends.litert._translate import translate, unsupported_reason
 from harness.hal import Model, OperandType
 
 
-class LiteRTBackendProgram:
+class LiteRTBackendProgram(TranslatedProgram[LiteRTProgram]):
     """A model for LiteRT: its flatbuffer (the cache's artifact) and its interpreter, each made on first use; the
     translations without absent optional inputs, made when an execution first omits them."""
 
@@ -39,41 +39,19 @@ class LiteRTBackendProgram:
         threads: int,
         flatbuffer: bytes | None = None,
     ) -> None:
-        self._model = model
-        self._constants = constants
         self.kernel_set = kernel_set
         self.threads = threads
-        self._flatbuffer = flatbuffer  # the translation with every input present (None: not made yet)
-        self._programs: dict[tuple[int, ...], LiteRTProgram] = {}  # absent input positions -> interpreter
-        self._lock = threading.Lock()
+        super().__init__(model, constants, translate, self._interpreter, flatbuffer)
 
-    @property
-    def artifact(self) -> bytes:
-        """The flatbuffer with every input present (translated now if it was not yet)."""
-        with self._lock:
-            return self._translated(())
-
-    def _translated(self, absent: tuple[int, ...]) -> bytes:
-        if absent:
-            return translate(self._model, self._constants, absent)
-        if self._flatbuffer is None:
-            self._flatbuffer = translate(self._model, self._constants)
-        return self._flatbuffer
-
-    def _interpreter(self, absent: tuple[int, ...]) -> LiteRTProgram:
-        with self._lock:
-            program = self._programs.get(absent)
-            if program is None:
-                program = LiteRTProgram(self._translated(absent), self.kernel_set, self.threads)
-                self._programs[absent] = program
-            return program
+    def _interpreter(self, flatbuffer: bytes) -> LiteRTProgram:
+        return LiteRTProgram(flatbuffer, self.kernel_set, self.threads)
 
     def execute(self, inputs: Sequence[np.ndarray | None], settings: RunSettings) -> Executed:
         """Main's outputs for main's inputs, run by LiteRT (relaxed float32 is computed in float32, as D11 allows);
         inputs without a value (None) are absent optional operands."""
-        program = self._interpreter(tuple(k for k, value in enumerate(inputs) if value is None))
+        program, present = self.program_for(inputs)
         started = time.perf_counter_ns()
-        outputs = program.run([value for value in inputs if value is not None])
+        outputs = program.run(present)
         return Executed(outputs, time.perf_counter_ns() - started)
 
 

@@ -30,13 +30,13 @@ lets finish.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Sequence
 
 import numpy as np
 
 from driver_under_test.backends import ConstantReader, Constants, Executed, RunSettings
+from driver_under_test.backends._translated import TranslatedProgram
 from driver_under_test.backends.onnxruntime._engine import OnnxRuntimeMissing, OptLevel, engine_version
 from driver_under_test.backends.onnxruntime._program import OrtProgram, RunStopped
 from driver_under_test.backends.onnxruntime._translate import translate, unsupported_reason
@@ -44,51 +44,29 @@ from driver_under_test.errors import DriverError
 from harness.hal import ErrorStatus, Model, OperandType, OperationType
 
 
-class OrtBackendProgram:
+class OrtBackendProgram(TranslatedProgram[OrtProgram]):
     """A model for ONNX Runtime: its ONNX model (the cache's artifact) and its session, each made on first use;
     the translations without absent optional inputs, made when an execution first omits them."""
 
     def __init__(
         self, model: Model, constants: ConstantReader, level: OptLevel, threads: int, onnx_model: bytes | None = None
     ) -> None:
-        self._model = model
-        self._constants = constants
         self.level = level
         self.threads = threads
-        self._onnx = onnx_model  # the translation with every input present (None: not made yet)
-        self._programs: dict[tuple[int, ...], OrtProgram] = {}  # absent input positions -> session
-        self._lock = threading.Lock()
         self._loops = _while_count(model)
+        super().__init__(model, constants, translate, self._session, onnx_model)
 
-    @property
-    def artifact(self) -> bytes:
-        """The serialized ONNX model with every input present (translated now if it was not yet)."""
-        with self._lock:
-            return self._translated(())
-
-    def _translated(self, absent: tuple[int, ...]) -> bytes:
-        if absent:
-            return translate(self._model, self._constants, absent)
-        if self._onnx is None:
-            self._onnx = translate(self._model, self._constants)
-        return self._onnx
-
-    def _session(self, absent: tuple[int, ...]) -> OrtProgram:
-        with self._lock:
-            program = self._programs.get(absent)
-            if program is None:
-                program = OrtProgram(self._translated(absent), self.level, self.threads)
-                self._programs[absent] = program
-            return program
+    def _session(self, onnx_model: bytes) -> OrtProgram:
+        return OrtProgram(onnx_model, self.level, self.threads)
 
     def execute(self, inputs: Sequence[np.ndarray | None], settings: RunSettings) -> Executed:
         """Main's outputs for main's inputs, run by ONNX Runtime (relaxed float32 is computed in float32, as D11
         allows); inputs without a value (None) are absent optional operands."""
-        program = self._session(tuple(k for k, value in enumerate(inputs) if value is None))
+        program, present = self.program_for(inputs)
         limit = self._limit(settings)
         started = time.perf_counter_ns()
         try:
-            outputs = program.run([value for value in inputs if value is not None], None if limit is None else limit[0])
+            outputs = program.run(present, None if limit is None else limit[0])
         except RunStopped as exc:
             assert limit is not None
             raise DriverError(limit[1], f"{limit[2]}: {exc}", limit[3]) from exc
