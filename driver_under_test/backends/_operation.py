@@ -138,3 +138,23 @@ class HalOperation:
         """Output k's rank, or None when unknown."""
         dims = self.out(k).dimensions
         return len(dims) if dims else None
+
+
+FUSED_ACTIVATIONS = ("NONE", "RELU", "RELU1", "RELU6")  # the HAL's fused activation codes 0..3
+
+
+def activation(op: HalOperation, i: int) -> int:
+    """The fused activation code (0..3) of constant input i; UnsupportedModel for any other value."""
+    code = int(op.scalar(i, 0))
+    if not 0 <= code < len(FUSED_ACTIVATIONS):
+        raise UnsupportedModel(f"{op.name}: fused activation code {code} is not one of NONE, RELU, RELU1, RELU6")
+    return code
+
+
+def check_activation(op: HalOperation, i: int) -> str | None:
+    """Support check of a fused activation input (constant, 0..3)."""
+    try:
+        activation(op, i)
+    except UnsupportedModel as exc:
+        return str(exc)
+    return None

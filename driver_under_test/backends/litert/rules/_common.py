@@ -6,7 +6,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from driver_under_test.backends.litert._graph import Op, TensorSpec, UnsupportedModel
+# The rules import the fused activation helpers from here.
+from driver_under_test.backends._operation import activation, check_activation  # noqa: F401
+from driver_under_test.backends.litert._graph import Op, TensorSpec
 from harness.hal import OperandType
 
 A = OperandType
@@ -27,23 +29,6 @@ FLOAT_QUANT = FLOAT | QUANT
 
 # HAL fused activation codes (NONE 0, RELU 1, RELU1 2, RELU6 3) equal TFLite's ActivationFunctionType numbers;
 # every builtin the rules emit with an activation has a fused_activation_function, so none needs a separate one.
-
-
-def activation(op: Op, i: int) -> int:
-    """The fused activation code of constant input i as TFLite's ActivationFunctionType."""
-    code = int(op.scalar(i, 0))
-    if code not in (0, 1, 2, 3):
-        raise UnsupportedModel(f"{op.name}: fused activation code {code} is not one of NONE, RELU, RELU1, RELU6")
-    return code
-
-
-def check_activation(op: Op, i: int) -> str | None:
-    """Support check of a fused activation input (constant, 0..3)."""
-    try:
-        activation(op, i)
-    except UnsupportedModel as exc:
-        return str(exc)
-    return None
 
 
 def same_quant(a: TensorSpec, b: TensorSpec) -> bool:

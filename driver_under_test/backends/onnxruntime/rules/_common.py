@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from driver_under_test.backends.onnxruntime._graph import Op, UnsupportedModel, quant_params
+# The rules import the fused activation helpers from here.
+from driver_under_test.backends._operation import activation, check_activation  # noqa: F401
+from driver_under_test.backends.onnxruntime._graph import Op, quant_params
 from harness.hal import OperandType
 
 A = OperandType
@@ -30,23 +32,6 @@ NUMERIC = FLOAT_QUANT | {I32}
 # ---- fused activations (HAL codes NONE 0, RELU 1, RELU1 2, RELU6 3) ----
 
 _CLIPS = {2: (-1.0, 1.0), 3: (0.0, 6.0)}
-
-
-def activation(op: Op, i: int) -> int:
-    """The fused activation code of constant input i."""
-    code = int(op.scalar(i, 0))
-    if code not in (0, 1, 2, 3):
-        raise UnsupportedModel(f"{op.name}: fused activation code {code} is not one of NONE, RELU, RELU1, RELU6")
-    return code
-
-
-def check_activation(op: Op, i: int) -> str | None:
-    """Support check of a fused activation input (constant, 0..3)."""
-    try:
-        activation(op, i)
-    except UnsupportedModel as exc:
-        return str(exc)
-    return None
 
 
 def activate(op: Op, tensor: str, code: int, target: str) -> None:
