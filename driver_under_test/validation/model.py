@@ -29,6 +29,7 @@ from driver_under_test.validation.operands import (
     plain_operand_bytes,
 )
 from driver_under_test.validation.operations import SIGNATURES, check_signature, types_fit
+from driver_under_test.validation.parameters import PARAMETER_POSITIONS, check_parameters
 from harness.hal import (
     Model,
     Operand,
@@ -60,7 +61,7 @@ _INT_CLASS = frozenset({int})
 _TYPE_CLASSES = frozenset({int, OperandType})
 _NO_VALUE = int(_LT.NO_VALUE)
 # Operations whose checks go on past the signature.
-_CHECKED_FURTHER = FIXED_OPERATIONS | CONTROL_FLOW_CHECKS.keys()
+_CHECKED_FURTHER = FIXED_OPERATIONS | CONTROL_FLOW_CHECKS.keys() | PARAMETER_POSITIONS.keys()
 
 CONSUMER_COUNT_UNCHECKED = define(
     "consumer_count_unchecked",
@@ -377,6 +378,8 @@ def _check_beyond_signature(
 ) -> None:
     """The checks that follow the signature: fixed output quantization, then IF/WHILE against their subgraphs."""
     check_fixed_output_quantization(t, output_operands, what)
+    if t in PARAMETER_POSITIONS:
+        check_parameters(model, t, [sg.operands[i] for i in op.inputs], what)
     if t in CONTROL_FLOW_CHECKS:
         CONTROL_FLOW_CHECKS[t](model, sg, op, what)
 

@@ -84,6 +84,11 @@ class ExecutionError(ValueError):
     """A run-time argument error that the HAL says must make the execution fail."""
 
 
+class InvalidParameter(ExecutionError):
+    """A scalar parameter given at run time lies outside the values its operation defines: the input argument is
+    invalid, so the execution fails with INVALID_ARGUMENT (not a general failure)."""
+
+
 class UnspecifiedResult(Exception):
     """The HAL leaves the result of this execution unspecified (e.g. int32 overflow): it must not be judged."""
 

@@ -47,6 +47,7 @@ from harness.ops._nn_util import (
     window_taps,
 )
 from harness.ops.common import apply_activation, define, from_real, to_real
+from harness.ops.parameters import WINDOW_DOMAINS, domain_problems, refuse_outside
 from harness.ops.registry import Arg, KernelContext, ShapeContext, Signature
 
 # --------------------------------------------------------------------------------------------------------------
@@ -205,8 +206,19 @@ def bias_real(ctx: KernelContext, input_i: int = 0, filter_i: int = 1, bias_i: i
     return bias.astype(np.float64) * in_scale * flt.scale
 
 
+def _named_values(inputs: Inputs, form: dict[str, int]) -> list[tuple[str, object]]:
+    """(name, value) of every scalar parameter of the form that is given (None when its value is unknown)."""
+    return [(name, inputs.scalar(pos) if pos < inputs.count else None) for name, pos in form.items()]
+
+
 def _window(inputs: Inputs, form: dict[str, int], filter_hw: tuple[int, int]) -> Window:
     return resolve_window(inputs, form, filter_hw)
+
+
+def _refuse_outside(inputs: Inputs, form: dict[str, int]) -> None:
+    """A kernel's check of its parameters: values given at run time may lie outside their domains (the
+    validator refused constants that do)."""
+    refuse_outside(WINDOW_DOMAINS, _named_values(inputs, form))
 
 
 def _finish(real_nhwc: np.ndarray, win: Window, ctx: KernelContext) -> list[np.ndarray]:
@@ -251,6 +263,7 @@ def conv2d_kernel(ctx: KernelContext) -> list[np.ndarray]:
     """CONV_2D: output = activation(sum over window and input channels of input * filter + bias)."""
     inputs = Inputs(ctx)
     w = to_real(ctx.inputs[1], ctx.input_operands[1])
+    _refuse_outside(inputs, conv_form(inputs))
     win = _window(inputs, conv_form(inputs), w.shape[1:3])
     x = to_nhwc(to_real(ctx.inputs[0], ctx.input_operands[0]), win.nchw)
     return _finish(_grouped_conv_nhwc(x, w, bias_real(ctx), win, 1), win, ctx)
@@ -260,6 +273,7 @@ def grouped_conv2d_kernel(ctx: KernelContext) -> list[np.ndarray]:
     """GROUPED_CONV_2D: each group of filters convolves its own group of input channels."""
     inputs = Inputs(ctx)
     form = grouped_form(inputs)
+    _refuse_outside(inputs, form)
     w = to_real(ctx.inputs[1], ctx.input_operands[1])
     win = _window(inputs, form, w.shape[1:3])
     x = to_nhwc(to_real(ctx.inputs[0], ctx.input_operands[0]), win.nchw)
@@ -272,16 +286,12 @@ def _window_params_check(form_of: Callable[[Inputs], dict[str, int]]) -> Callabl
 
     def check(ctx: ShapeContext) -> list[str]:
         inputs = Inputs(ctx)
-        problems = []
-        for name, pos in form_of(inputs).items():
-            value = inputs.scalar(pos) if pos < inputs.count else None
-            if value is None or name in ("nchw", "activation", "output_shape", "padding_scheme"):
-                continue
-            if name.startswith(("stride", "dilation", "multiplier", "groups")) and value < 1:
-                problems.append(f"{name} must be positive")
-            if name.startswith("pad_") and value < 0:
-                problems.append(f"{name} must not be negative")
         form = form_of(inputs)
+        problems = domain_problems(WINDOW_DOMAINS, _named_values(inputs, form))
+        for name, pos in form.items():
+            value = inputs.scalar(pos) if pos < inputs.count else None
+            if value is not None and name in ("multiplier", "groups") and value < 1:
+                problems.append(f"{name} must be positive")
         if "dilation_w" in form and inputs.count == form["dilation_w"] + 1:
             problems.append("dilation_w and dilation_h must be given together")
         return problems
@@ -369,6 +379,7 @@ def depthwise_kernel(ctx: KernelContext) -> list[np.ndarray]:
     """DEPTHWISE_CONV_2D: output channel k*m+q filters input channel k with filter channel k*m+q."""
     inputs = Inputs(ctx)
     form = depthwise_form(inputs)
+    _refuse_outside(inputs, form)
     w = to_real(ctx.inputs[1], ctx.input_operands[1])[0]  # [KH, KW, Cout]
     win = _window(inputs, form, w.shape[0:2])
     x = to_nhwc(to_real(ctx.inputs[0], ctx.input_operands[0]), win.nchw)
@@ -440,6 +451,7 @@ def transpose_shape(ctx: ShapeContext) -> list[tuple[int, ...]]:
 def transpose_kernel(ctx: KernelContext) -> list[np.ndarray]:
     """TRANSPOSE_CONV_2D: every input pixel scatters input * filter into the output window it maps to."""
     inputs = Inputs(ctx)
+    _refuse_outside(inputs, transpose_form(inputs))
     win, out_hw = _transpose_geometry(inputs)
     assert out_hw is not None
     oh, ow = out_hw

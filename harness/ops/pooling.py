@@ -34,6 +34,7 @@ from harness.ops._nn_util import (
     window_taps,
 )
 from harness.ops.common import apply_activation, define, from_real, same_quant_as_input, to_real
+from harness.ops.parameters import WINDOW_DOMAINS, domain_problems, refuse_outside
 from harness.ops.registry import KernelContext, ShapeContext, Signature
 
 EXPLICIT = {
@@ -58,16 +59,17 @@ def pool_form(inputs: Inputs) -> dict[str, int]:
 
 def _params_check(ctx: ShapeContext) -> list[str]:
     inputs = Inputs(ctx)
-    problems = []
+    problems = domain_problems(WINDOW_DOMAINS, _named_values(inputs))
     for name, pos in pool_form(inputs).items():
         value = inputs.scalar(pos) if pos < inputs.count else None
-        if value is None:
-            continue
-        if name.startswith(("stride", "filter")) and value < 1:
+        if value is not None and name.startswith("filter") and value < 1:
             problems.append(f"{name} must be positive")
-        if name.startswith("pad_") and value < 0:
-            problems.append(f"{name} must not be negative")
     return problems
+
+
+def _named_values(inputs: Inputs) -> list[tuple[str, object]]:
+    """(name, value) of every scalar parameter given (None when its value is unknown)."""
+    return [(name, inputs.scalar(pos) if pos < inputs.count else None) for name, pos in pool_form(inputs).items()]
 
 
 def _signatures(typings: list[tuple[int, str]]) -> list[Signature]:
@@ -104,6 +106,8 @@ def _pool_kernel(reduce: Reducer) -> Callable[[KernelContext], list[np.ndarray]]
 
     def kernel(ctx: KernelContext) -> list[np.ndarray]:
         inputs = Inputs(ctx)
+        # Values given at run time may lie outside their domains (the validator refused constants that do).
+        refuse_outside(WINDOW_DOMAINS, _named_values(inputs))
         win = resolve_window(inputs, pool_form(inputs))
         x = to_nhwc(to_real(ctx.inputs[0], ctx.input_operands[0]), win.nchw)
         n, h, w, _ = x.shape

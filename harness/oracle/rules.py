@@ -253,6 +253,12 @@ class Expectation:
             ok = set(_FENCED_INSUFFICIENT) if path == "fenced" else {ErrorStatus.OUTPUT_INSUFFICIENT_SIZE}
         elif self.status in MISSED_DEADLINE:
             ok = set(MISSED_DEADLINE)
+        elif self.status == ErrorStatus.INVALID_ARGUMENT and path != "fenced":
+            # An input argument the operation does not define (a parameter given at run time out of its range):
+            # IPreparedModel names INVALID_ARGUMENT for invalid input arguments; GENERAL_FAILURE is for an
+            # unspecified error. A fenced execution may find it only after its launch, and getExecutionInfo cannot
+            # answer INVALID_ARGUMENT.
+            ok = {ErrorStatus.INVALID_ARGUMENT}
         else:
             ok = set(_DATA_FAILURES)
         if self.timing_dependent:

@@ -32,7 +32,7 @@ from harness.hal import (
 from harness.hal.sizes import SCALAR_TYPES
 from harness.hal.values import constant_bytes, constant_value
 from harness.ops import KernelContext, LoopTimeoutError
-from harness.ops.common import UnspecifiedResult, quantization_nudge
+from harness.ops.common import InvalidParameter, UnspecifiedResult, quantization_nudge
 
 # Exceptions a kernel raises for bad data (an index out of range, a division by zero...): the execution fails
 # with GENERAL_FAILURE, as a driver's would. Anything else escaping a kernel is a catalogue bug and propagates.
@@ -227,6 +227,12 @@ class _Runner:
         context.run_subgraph = self._subgraph_runner(context.loop_deadline_ns, depth)
         try:
             results = kernel(context)
+        except InvalidParameter as exc:
+            # An input argument outside what the operation defines: INVALID_ARGUMENT ("if one of the input
+            # arguments is invalid"), not an unspecified error.
+            raise _ExecutionFailed(
+                ErrorStatus.INVALID_ARGUMENT, f"{_op_name(operation.type)} (operation {number}): {exc}"
+            ) from exc
         except _DATA_ERRORS as exc:
             raise _ExecutionFailed(
                 ErrorStatus.GENERAL_FAILURE, f"{_op_name(operation.type)} (operation {number}) failed: {exc}"

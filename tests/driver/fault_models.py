@@ -123,6 +123,29 @@ def average_pool_model(dims: Sequence[int], window: int, stride: int, scheme: in
     return g.model()
 
 
+def pool_stride_input_model(dims: Sequence[int]) -> Model:
+    """AVERAGE_POOL_2D (implicit VALID padding, 1x1 window) whose horizontal stride is a model input (input 1)."""
+    g = GraphBuilder()
+    x = g.input(F32, dims)
+    stride_w = g.input(T.INT32, [])
+    scheme, stride_h, window, activation = (g.scalar(T.INT32, v) for v in (2, 1, 1, 0))
+    out = g.output(F32, [0, 0, 0, 0])
+    g.op(OP.AVERAGE_POOL_2D, [x, scheme, stride_w, stride_h, window, window, activation], [out])
+    return g.model()
+
+
+def lsh_dense_model(seeds: np.ndarray, row_elements: int) -> Model:
+    """LSH_PROJECTION (dense) of one float32 row of `row_elements` (the key: a 4-byte seed and the row's bytes)."""
+    g = GraphBuilder()
+    hashes = g.tensor(F32, seeds)
+    x = g.input(F32, [1, row_elements])
+    weight = g.tensor(F32, np.ones(1))
+    kind = g.scalar(T.INT32, 2)
+    out = g.output(T.TENSOR_INT32, [seeds.size])
+    g.op(OP.LSH_PROJECTION, [hashes, x, weight, kind], [out])
+    return g.model()
+
+
 def conv_model(dims: Sequence[int], weight: float, bias: float, nchw: bool) -> Model:
     """CONV_2D of a one-channel float input with a 1x1 filter `weight`, bias `bias`, VALID padding, stride 1."""
     g = GraphBuilder()

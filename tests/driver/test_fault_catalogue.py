@@ -18,6 +18,7 @@ import pytest
 from driver_under_test import CATALOGUE, create_device
 from harness.hal import DataLocation, ErrorStatus, OperandType
 from harness.hal.memory import create_ashmem
+from harness.reference import run_model
 from tests.driver.fault_models import (
     OP,
     Q8,
@@ -26,6 +27,8 @@ from tests.driver.fault_models import (
     binary_model,
     conv_model,
     execute,
+    lsh_dense_model,
+    pool_stride_input_model,
     prepare,
     run_in_child,
     softmax_model,
@@ -299,3 +302,31 @@ def test_hang_on_stride_exceeding_window() -> None:
 def test_the_child_probe_reports_a_normal_answer() -> None:
     outcome = run_in_child("pool_stride_over_window", [], HANG_AFTER)
     assert outcome.kind == "returned" and outcome.value == (NONE, [[[[[1.0]]]]])
+
+
+def test_window_stride_unchecked() -> None:
+    # A stride given at run time: 1 runs (a 1x1 window keeps every element), 0 is an invalid input argument.
+    model = pool_stride_input_model([1, 2, 2, 1])
+    x = A.reshape(1, 2, 2, 1)
+    assert execute(clean(), model, [x, np.int32(1)], [16]).outputs[0].reshape(-1).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert execute(clean(), model, [x, np.int32(0)], [16]).status == INVALID
+    assert execute(faulty("window_stride_unchecked"), model, [x, np.int32(0)], [16]).status == FAILURE
+    # A negative stride gives an empty (or negative) output size instead of an error; a positive one runs.
+    negative = execute(faulty("window_stride_unchecked"), model, [x, np.int32(-1)], [16])
+    assert negative.status == NONE and negative.outputs[0].size == 0
+    assert execute(faulty("window_stride_unchecked"), model, [x, np.int32(1)], [16]).status == NONE
+    # A constant stride of 0 is refused by the model validation, which the fault leaves alone.
+    constant = average_pool_model([1, 2, 2, 1], window=1, stride=0, scheme=2)
+    assert supported(faulty("window_stride_unchecked"), constant) == INVALID
+
+
+@pytest.mark.parametrize(("row_elements", "differs"), [(15, False), (40, True), (65, True)])
+def test_farmhash_block_overlap(row_elements: int, differs: bool) -> None:
+    # 32 hash bits of one row: keys of 64 bytes (a 4-byte seed and 15 floats) and less take no block loop; the
+    # longer ones (164 and 264 bytes) run it once or more, where the fault reads the wrong bytes.
+    model = lsh_dense_model(np.linspace(-3.0, 3.0, 32).reshape(4, 8), row_elements)
+    x = np.linspace(0.5, 7.5, row_elements).reshape(1, row_elements)
+    expected = run_model(model, [x.astype(np.float32)]).outputs[0].tolist()  # the harness's own FarmHash
+    assert execute(clean(), model, [x], [128]).outputs[0].tolist() == expected
+    bits = execute(faulty("farmhash_block_overlap"), model, [x], [128]).outputs[0].tolist()
+    assert (bits != expected) == differs

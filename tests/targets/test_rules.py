@@ -123,6 +123,17 @@ def test_the_status_must_be_the_prescribed_one() -> None:
     assert ids(rules.judge_execution(outcome(status=S.NONE), failed)) == [rules.STATUS_EXPECTED]
 
 
+def test_an_invalid_argument_found_at_run_time_must_be_answered_as_such() -> None:
+    invalid = Expectation(S.INVALID_ARGUMENT)
+    assert rules.judge_execution(outcome(status=S.INVALID_ARGUMENT), invalid) == []
+    assert ids(rules.judge_execution(outcome(status=S.GENERAL_FAILURE), invalid)) == [rules.STATUS_EXPECTED]
+    assert ids(rules.judge_execution(outcome(status=S.NONE), invalid)) == [rules.STATUS_EXPECTED]
+    # getExecutionInfo cannot answer INVALID_ARGUMENT: a fenced execution may report it as a general failure.
+    assert invalid.acceptable("fenced") == {S.INVALID_ARGUMENT, S.GENERAL_FAILURE}
+    # An unsupported operation still allows a general failure.
+    assert S.GENERAL_FAILURE in Expectation(S.INVALID_ARGUMENT, unsupported_ok=True).acceptable("sync")
+
+
 def test_unsupported_operations_and_timeouts_widen_the_accepted_statuses() -> None:
     unsupported = Expectation(S.NONE, [OutputShape([1])], unsupported_ok=True)
     assert rules.judge_execution(outcome(status=S.GENERAL_FAILURE), unsupported) == []

@@ -72,6 +72,18 @@ class ModelConfig:
     vector_width_probability: float = 0.06
     vector_width_max_elements: int = 4096
 
+    # Parameter values outside their ranges, given at run time. Per model: its bounded parameters (strides,
+    # dilations, paddings, padding schemes, fused activations of the windowed operations: harness.ops.parameters)
+    # become model inputs, each with even odds, and one of them is given a value outside its range in the request
+    # (0 or a negative stride, a negative padding, an unknown code...). The model stays valid; the execution must
+    # fail with INVALID_ARGUMENT. (Constants out of range are the V10 mutation parameter_out_of_range.)
+    parameter_out_of_range_probability: float = 0.3
+    # Long sizes, per size a recipe draws where code runs longer on longer inputs (OpDraw.long): the time steps of
+    # the sequence RNNs and LSTMs, the units of the recurrent cells, the rows LSH_PROJECTION hashes (past 64 bytes,
+    # FarmHash's loop over 64-byte blocks). Once one is drawn, the model's tensors may hold up to
+    # `vector_width_max_elements`.
+    long_size_probability: float = 0.08
+
     def with_operations(self, operations: Iterable[int]) -> ModelConfig:
         """A copy restricted to these operation types."""
         return replace(self, operations=frozenset(int(o) for o in operations))

@@ -27,7 +27,7 @@ from harness.gen.model._operation import OpDraw
 from harness.gen.model._values import QUANTIZED
 from harness.gen.model.recipes import FREE_QUANT, RECIPES, recipe_for
 from harness.gen.source import GenerationRejected, Source
-from harness.hal import Model, OperandLifeTime, OperandType, OperationType
+from harness.hal import Model, OperandLifeTime, OperandType, OperationType, numpy_dtype
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import OpSpec, Signature
 from harness.ops.common import QuietKernels
@@ -271,6 +271,21 @@ def _features(gen: Gen, main: Graph) -> frozenset[str]:
     return frozenset(f)
 
 
+def _break_parameter(gen: Gen, main: Graph, inputs: list[np.ndarray | None]) -> None:
+    """Give one bounded parameter input a value outside its range (the model stays valid; its execution must fail
+    with INVALID_ARGUMENT)."""
+    candidates = [k for k, i in enumerate(main.inputs) if main.operands[i].domain is not None]
+    if not candidates:
+        return
+    k = gen.src.choice(candidates)
+    g = main.operands[main.inputs[k]]
+    assert g.domain is not None
+    # The value next to the bound half the time: where off-by-one checks and divisions by zero are.
+    value = g.domain.just_outside() if gen.src.boolean() else gen.src.choice(g.domain.outside())
+    inputs[k] = np.array(value, dtype=numpy_dtype(g.type))
+    gen.features.add("parameter_out_of_range_input")
+
+
 def generate_model(source: Source, config: ModelConfig = ModelConfig()) -> GeneratedModel:  # noqa: B008
     """A random valid model drawn from `source` (GenerationRejected if the choices cannot make one)."""
     # Generation runs a few kernels per model: one errstate for all of them (inf/NaN results are redrawn anyway).
@@ -281,6 +296,7 @@ def generate_model(source: Source, config: ModelConfig = ModelConfig()) -> Gener
 def _generate(source: Source, config: ModelConfig) -> GeneratedModel:
     gen = Gen(source, config)
     gen.relaxed = gen.chance(config.relaxed_probability)
+    gen.break_parameter = gen.chance(config.parameter_out_of_range_probability)
     plain, control = _operation_pool(config)
     if not plain and not control:
         raise GenerationRejected("no operation to draw from")
@@ -306,6 +322,8 @@ def _generate(source: Source, config: ModelConfig) -> GeneratedModel:
     operands = main.operands
     inputs = [operands[i].value for i in main.inputs]
     outputs = [operands[i].value for i in main.outputs]
+    if gen.break_parameter:
+        _break_parameter(gen, main, inputs)
     # The operands are final here (nothing changes them once the model is assembled): features are read from
     # them on demand.
     return GeneratedModel(model, inputs, outputs, functools.partial(_features, gen, main))

@@ -17,6 +17,7 @@ from harness.gen.source import Source
 from harness.gen.sources import RandomSource, coin_threshold
 from harness.hal import DataLocation, Operand, OperandLifeTime, OperandType, SymmPerChannelQuantParams
 from harness.hal.sizes import SCALAR_TYPES
+from harness.ops.parameters import Domain
 
 L = OperandLifeTime
 T = OperandType
@@ -52,6 +53,7 @@ class GenOperand:
         "model_output",
         "absent",
         "parameter",
+        "domain",
         "pool",
         "_extent",
     )
@@ -78,6 +80,8 @@ class GenOperand:
         self.model_output = False
         self.absent = False  # a subgraph input fed no value at execution (optional positions only)
         self.parameter = False  # a model input standing for an operation parameter
+        # The range of such a parameter when its execution may be given a value outside it (see ModelConfig).
+        self.domain: Domain | None = None
         self._extent: tuple[float, float] | None = None
         self.pool = -1  # CONSTANT_REFERENCE: index of the model pool holding it
 
@@ -174,6 +178,8 @@ class Gen:
     # The largest float result an operation may give: the configuration's, lowered to its judged_abs_value once an
     # extreme parameter or value is drawn.
     max_abs_value: float = field(init=False)
+    # Parameters with a bounded range become model inputs now and then, one given a value outside its range.
+    break_parameter: bool = False
 
     def __post_init__(self) -> None:
         self.max_elements = self.cfg.max_elements

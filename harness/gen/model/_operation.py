@@ -30,6 +30,7 @@ from harness.hal import (
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import Arg, KernelContext, OpSpec, ShapeContext, Signature
 from harness.ops.common import ExecutionError, UnspecifiedResult, silences_warnings
+from harness.ops.parameters import Domain, domain_of
 from harness.reference.executor import shape_conflicts
 
 L = OperandLifeTime
@@ -461,6 +462,14 @@ class OpDraw:
             return self._vector_width()
         return self.src.integer(lo, hi)
 
+    def long(self, lo: int, hi: int, long_lo: int, long_hi: int, weight: float = 1.0) -> int:
+        """A size in [lo, hi], now and then (long_size_probability, times `weight`) one in [long_lo, long_hi]."""
+        if self.gen.chance(min(1.0, self.cfg.long_size_probability * weight)):
+            self.gen.allow_wide()
+            self.drawn.append("long_size")
+            return self.src.integer(long_lo, long_hi)
+        return self.src.integer(lo, hi)
+
     def _vector_width(self) -> int:
         width, band = V.vector_width(self.src)
         self.gen.allow_wide()
@@ -530,10 +539,12 @@ class OpDraw:
         channel: SymmPerChannelQuantParams | None = None,
         allow_input: bool = False,
         copy: bool = False,
+        domain: Domain | None = None,
     ) -> GenOperand:
         """A constant (or, when allowed and drawn, a model input) holding exactly `value`.
 
-        `copy` forces CONSTANT_COPY: the validator's checks read only those values.
+        `copy` forces CONSTANT_COPY: the validator's checks read only those values. `domain` (a parameter's range)
+        makes it a model input with even odds when the model draws parameters out of range at run time.
         """
         arg = self.args[i]
         t = int(operand_type if operand_type is not None else arg.types[0])
@@ -546,11 +557,18 @@ class OpDraw:
             lifetime = _CONSTANT_COPY
         else:
             lifetime = _CONSTANT_REFERENCE if gen.chance(self.cfg.reference_probability) else _CONSTANT_COPY
-            if allow_input and not arg.constant and self.graph.main and gen.chance(self.cfg.param_input_probability):
-                lifetime = _SUBGRAPH_INPUT
+            if allow_input and not arg.constant and self.graph.main:
+                if gen.chance(self.cfg.param_input_probability):
+                    lifetime = _SUBGRAPH_INPUT
+                elif domain is not None and gen.break_parameter and self.src.boolean():
+                    lifetime = _SUBGRAPH_INPUT
+                else:
+                    domain = None
         scale, zero_point = (V.f32(quant[0]), int(quant[1])) if quant else (0.0, 0)
         g = GenOperand(t, list(array.shape), lifetime, array, scale, zero_point, channel)
         g.parameter = lifetime == _SUBGRAPH_INPUT
+        if g.parameter and domain is not None and gen.break_parameter:
+            g.domain = domain
         self.inputs[i] = g
         return g
 
@@ -561,7 +579,8 @@ class OpDraw:
         if value is OMIT:
             self.omit(i)
             return None
-        return self.const(i, value, allow_input=True, copy=copy)
+        domain = domain_of(self.op_type, self.args[i].name) if self.gen.break_parameter else None
+        return self.const(i, value, allow_input=True, copy=copy, domain=domain)
 
     def omit(self, i: int) -> None:
         """Leave optional position i without a value."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -453,3 +454,33 @@ def test_malformed_fields_are_rejected_not_crashed() -> None:
     model = valid(add_model())
     model.main.operands[0].dimensions = [2, -2]
     check(model, "model.dimension_value")
+
+
+@pytest.mark.parametrize(
+    ("position", "value", "rule"),
+    [
+        (3, 3, "V10.padding_scheme"),  # scheme: only 0, 1 (SAME) and 2 (VALID) exist
+        (3, -1, "V10.padding_scheme"),
+        (4, 0, "V10.stride"),
+        (5, -2, "V10.stride"),
+        (6, 4, "V10.activation"),  # fused activations are 0..3
+        (6, -1, "V10.activation"),
+    ],
+)
+def test_v10_a_constant_parameter_out_of_its_range_is_rejected(
+    pool: Memory, position: int, value: int, rule: str
+) -> None:
+    model = valid(conv_model(pool))
+    values = bytearray(model.operand_values)
+    offset = model.main.operands[position].location.offset
+    values[offset : offset + 4] = value.to_bytes(4, "little", signed=True)
+    check(replace(model, operand_values=bytes(values)), rule)
+
+
+def test_v10_parameters_in_range_and_model_inputs_pass(pool: Memory) -> None:
+    model = valid(conv_model(pool))
+    # The stride as a model input: its value is the execution's to check.
+    main = model.main
+    main.operands[4] = tensor([], LT.SUBGRAPH_INPUT, 1, type_=T.INT32)
+    main.input_indexes = [0, 4]
+    valid(model)

@@ -23,6 +23,11 @@ def generated(seeds: Iterable[int], config: ModelConfig = ModelConfig()) -> Iter
 def reference_failures(seed: int, g: GeneratedModel) -> list[tuple]:
     """Why the reference executor does not run a generated model as it was drawn (empty: it does)."""
     result = run_model(g.model, g.inputs)
+    if "parameter_out_of_range_input" in g.features:
+        # A parameter given at run time outside its range: the execution must fail with INVALID_ARGUMENT.
+        if result.status != ErrorStatus.INVALID_ARGUMENT or "must be" not in result.message:
+            return [(seed, result.status, result.message, "a parameter out of range was given")]
+        return []
     if result.status != ErrorStatus.NONE or result.unspecified:
         return [(seed, result.status, result.message)]
     # The reference executor reproduces, value for value, what the kernels gave while the model was drawn.

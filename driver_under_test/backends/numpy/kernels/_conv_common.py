@@ -32,6 +32,16 @@ HANG_ON_STRIDE_EXCEEDING_WINDOW = define(
     "moves forward and the execution never returns (breaks D25: no input may hang the driver).",
 ).name
 
+WINDOW_STRIDE_UNCHECKED = define(
+    "window_stride_unchecked",
+    "robustness",
+    "The parameter check of the windowed kernels (CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D, AVERAGE_POOL_2D, "
+    "MAX_POOL_2D, L2_POOL_2D) forgets the strides, trusting the model validation that refuses constant ones: a "
+    "stride of 0 given at run time (a model input) reaches the output-size arithmetic, which divides by it, and "
+    "the execution fails with GENERAL_FAILURE instead of INVALID_ARGUMENT (an invalid input argument); a negative "
+    "one gives an empty or negative output size, so the execution succeeds with an empty output or fails.",
+).name
+
 # Target size (in elements) of one block of im2col patches; larger sweeps are processed block by block.
 PATCH_BLOCK_ELEMENTS = 1 << 21
 
@@ -142,12 +152,12 @@ def parse_window_params(call: OpCall, sig: WindowSignature) -> WindowParams:
         dilation_h = int(call.scalar(i + 2, 1))
     params = WindowParams(explicit, pads, scheme, stride_w, stride_h, kernel_w, kernel_h, extras, activation,
                           nchw, dilation_w, dilation_h, fault_active(call, HANG_ON_STRIDE_EXCEEDING_WINDOW))
-    _check_params(params)
+    _check_params(params, strides=not fault_active(call, WINDOW_STRIDE_UNCHECKED))
     return params
 
 
-def _check_params(p: WindowParams) -> None:
-    if p.stride_w < 1 or p.stride_h < 1:
+def _check_params(p: WindowParams, strides: bool = True) -> None:
+    if strides and (p.stride_w < 1 or p.stride_h < 1):
         raise invalid(f"strides must be positive, got {p.stride_w}x{p.stride_h}", "param.stride")
     if p.dilation_w < 1 or p.dilation_h < 1:
         raise invalid(f"dilation factors must be positive, got {p.dilation_w}x{p.dilation_h}", "param.dilation")

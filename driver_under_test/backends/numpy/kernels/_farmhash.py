@@ -93,8 +93,9 @@ def _weak_hash_len32_with_seeds(s: bytes, i: int, a: int, b: int) -> tuple[int, 
     return (a + z) & _MASK, (b + c) & _MASK
 
 
-def fingerprint64(s: bytes) -> int:
-    """Unsigned 64-bit FarmHash fingerprint of a byte string."""
+def fingerprint64(s: bytes, block_overlap: bool = False) -> int:
+    """Unsigned 64-bit FarmHash fingerprint of a byte string (`block_overlap`: the planted
+    FARMHASH_BLOCK_OVERLAP fault of the LSH_PROJECTION kernel)."""
     n = len(s)
     if n <= 16:
         return _hash_len0to16(s)
@@ -119,7 +120,8 @@ def fingerprint64(s: bytes) -> int:
         y = (y + v[0] + _fetch64(s, i + 40)) & _MASK
         z = (_rotate((z + w[0]) & _MASK, 33) * _K1) & _MASK
         v = _weak_hash_len32_with_seeds(s, i, (v[1] * _K1) & _MASK, (x + w[0]) & _MASK)
-        w = _weak_hash_len32_with_seeds(s, i + 32, (z + w[1]) & _MASK, (y + _fetch64(s, i + 16)) & _MASK)
+        second = i + (24 if block_overlap else 32)
+        w = _weak_hash_len32_with_seeds(s, second, (z + w[1]) & _MASK, (y + _fetch64(s, i + 16)) & _MASK)
         z, x = x, z
         i += 64
         if i == end:

@@ -19,6 +19,12 @@ from harness.gen.model.recipes._registry import O, T, recipe
 
 # The HAL's implicit padding codes.
 PADDING_SAME, PADDING_VALID = 1, 2
+# Elements per LSH_PROJECTION row in a long draw: with the 4-byte seed, 65 to 84 bytes of 8-bit types, 126 to 164 of
+# float16, 248 to 324 of float32 or int32 (one to five of FarmHash's 64-byte blocks). A handful of rows hash in
+# microseconds and LSH_PROJECTION is one operation among a hundred: long keys are drawn several times as often as
+# other long sizes.
+_LONG_KEY_ELEMENTS = (61, 80)
+_LONG_KEY_WEIGHT = 6.0
 _WEIGHT_RANGE = (-1.0, 1.0)
 _BIAS_RANGE = (-1.0, 1.0)
 
@@ -245,7 +251,12 @@ def _lsh(d: OpDraw) -> None:
     num_hash, num_bits = d.src.integer(1, 2), d.src.integer(1, 4)
     d.data(0, shape=(num_hash, num_bits), reuse=False)
     rows = d.src.integer(1, 3)
-    x = d.data(1, fits=lambda s: 1 <= len(s) <= 2 and s[0] <= 3 and math.prod(s) <= 6, new_shape=(rows,))
+    width = d.long(1, 1, *_LONG_KEY_ELEMENTS, weight=_LONG_KEY_WEIGHT)
+    if width > 1:
+        # Long keys: each row is hashed as its bytes after a 4-byte seed, past 64 bytes (FarmHash's block loop).
+        x = d.data(1, shape=(rows, width), reuse=False)
+    else:
+        x = d.data(1, fits=lambda s: 1 <= len(s) <= 2 and s[0] <= 3 and math.prod(s) <= 6, new_shape=(rows,))
     if not d.maybe_omit(2):
         d.data(2, shape=(x.shape[0],), reuse=False)
     kinds = [1, 2, 3] if d.sig.version != "V1_0" else [1, 2]

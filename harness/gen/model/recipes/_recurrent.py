@@ -1,5 +1,6 @@
 """Recipes of the recurrent operations: LSTM and its sequence forms, RNN and its sequence forms, SVDF and
-QUANTIZED_16BIT_LSTM. Sizes stay tiny (a few units, steps and features); the optional LSTM groups (CIFG,
+QUANTIZED_16BIT_LSTM. Sizes stay tiny (a few units, steps and features), now and then long (OpDraw.long: up to
+40 time steps, 32 units); the optional LSTM groups (CIFG,
 peephole, projection, layer normalization) are each present or absent as a whole, as the HAL requires."""
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ _S = (-1.0, 1.0)  # states and inputs
 GATES = ("input", "forget", "cell", "output")
 _BIASES = ("input_gate_bias", "forget_gate_bias", "cell_bias", "output_gate_bias")
 _LAYER_NORM = tuple(f"{g}_layer_norm_weights" for g in GATES)
+# Long draws: time steps and units (OpDraw.long), past the sizes where loops over steps and units stay short.
+_LONG_STEPS = (8, 40)
+_LONG_UNITS = (8, 32)
 
 
 def _names(d: OpDraw) -> dict[str, int]:
@@ -35,7 +39,7 @@ class Cell:
 
 
 def _draw_cell(d: OpDraw, layer_norm_possible: bool) -> Cell:
-    n_cell = d.src.integer(1, 3)
+    n_cell = d.long(1, 3, *_LONG_UNITS)
     projection = d.src.boolean()
     n_out = d.src.integer(1, 3) if projection else n_cell
     return Cell(
@@ -96,7 +100,7 @@ def _lstm(d: OpDraw) -> None:
 
 
 def _sequence(d: OpDraw, time_major: bool, in_size: int) -> tuple[int, int]:
-    steps, batch = d.src.integer(1, 3), d.src.integer(1, 2)
+    steps, batch = d.long(1, 3, *_LONG_STEPS), d.src.integer(1, 2)
     d.data(0, shape=(steps, batch, in_size) if time_major else (batch, steps, in_size), real=_S)
     return steps, batch
 
@@ -157,7 +161,7 @@ def _bidirectional_lstm(d: OpDraw) -> None:
 
 @recipe(O.RNN)
 def _rnn(d: OpDraw) -> None:
-    batch, in_size, units = d.src.integer(1, 2), d.src.integer(1, 3), d.src.integer(1, 3)
+    batch, in_size, units = d.src.integer(1, 2), d.src.integer(1, 3), d.long(1, 3, *_LONG_UNITS)
     d.data(0, shape=(batch, in_size), real=_S)
     d.weight(1, (units, in_size), real=_W)
     d.weight(2, (units, units), real=_W)
@@ -169,7 +173,7 @@ def _rnn(d: OpDraw) -> None:
 @recipe(O.UNIDIRECTIONAL_SEQUENCE_RNN)
 def _unidirectional_rnn(d: OpDraw) -> None:
     time_major = d.src.boolean()
-    in_size, units = d.src.integer(1, 3), d.src.integer(1, 3)
+    in_size, units = d.src.integer(1, 3), d.long(1, 3, *_LONG_UNITS)
     _, batch = _sequence(d, time_major, in_size)
     d.weight(1, (units, in_size), real=_W)
     d.weight(2, (units, units), real=_W)
