@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -112,6 +112,37 @@ def label(verdict: Verdict, model: Model, engine_identity: tuple[str, str] | Non
     if found is None:
         return verdict
     return replace(verdict, extras={**verdict.extras, "divergence": found.id})
+
+
+# How an engine standing apart in a differential run would have been judged alone against the reference: wrong
+# values at the operation writing the output, or an execution that ended unlike the others.
+_ALONE_VALUES, _ALONE_STATUS = "accuracy.engines", "status.expected"
+
+
+def label_apart(
+    verdict: Verdict,
+    model: Model,
+    apart: Sequence[str],
+    identities: Mapping[str, tuple[str, str] | None],
+    producer: str,
+) -> Verdict:
+    """A differential verdict (engines.disagree), marked with the registered divergence (`extras["divergence"]`)
+    when every engine standing apart is an engine variant showing one: the wrong values at `producer` (or, with no
+    producer, the different ending) are then what that divergence documents."""
+    if verdict.ok or not apart:
+        return verdict
+    alone = replace(verdict, rule=_ALONE_VALUES if producer else _ALONE_STATUS, locus=producer)
+    found = set()
+    for name in apart:
+        identity = identities.get(name)
+        if identity is None:  # an engine of the driver's own (numpy): no engine divergence explains it
+            return verdict
+        engine, kernel_set = identity
+        divergence = matching(Sighting(engine.split()[0], kernel_set, model, alone))
+        if divergence is None:
+            return verdict
+        found.add(divergence.id)
+    return replace(verdict, extras={**verdict.extras, "divergence": ", ".join(sorted(found))})
 
 
 # Rules whose breach means wrong output values: the accuracy rules, and the memory-domain rule that wraps them for

@@ -49,9 +49,25 @@ class Outputs:
     reference: Sequence[np.ndarray | None] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class Disagreement:
+    """How the engines' answers differ: the breach of engines.disagree, the engines standing apart from the largest
+    group, and the operation writing the output they differ on ("" for a difference of status)."""
+
+    breach: Breach
+    apart: tuple[str, ...]
+    producer: str = ""
+
+
 def judge_engines_agree(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Breach | None:
     """The breach of engines.disagree for the first difference between the engines' answers (status, then each
     output in order), or None when they all agree (or fewer than two answered)."""
+    found = disagreement(answers, outputs)
+    return None if found is None else found.breach
+
+
+def disagreement(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Disagreement | None:
+    """The first difference between the engines' answers (status, then each output in order), or None."""
     if len(answers) < 2:
         return None
     by_status: dict[ErrorStatus, list[str]] = {}
@@ -60,24 +76,25 @@ def judge_engines_agree(answers: Mapping[str, EngineAnswer], outputs: Outputs) -
     if len(by_status) > 1:
         parts = [f"{', '.join(names)}: {ErrorStatus(s).name}" for s, names in by_status.items()]
         odd = _odd([names for names in by_status.values()])
-        return Breach(
+        breach = Breach(
             ENGINES_DISAGREE,
             f"engines end the execution differently ({'; '.join(parts)})",
             "; ".join(parts),
             locus=f"status ({', '.join(odd)})",
         )
+        return Disagreement(breach, tuple(odd))
     if next(iter(by_status)) != ErrorStatus.NONE:
         return None
     for position, operand_type in enumerate(outputs.operand_types):
-        breach = _judge_output(answers, outputs, position, operand_type)
-        if breach is not None:
-            return breach
+        found = _judge_output(answers, outputs, position, operand_type)
+        if found is not None:
+            return found
     return None
 
 
 def _judge_output(
     answers: Mapping[str, EngineAnswer], outputs: Outputs, position: int, operand_type: int
-) -> Breach | None:
+) -> Disagreement | None:
     values = {name: _output(answer, position) for name, answer in answers.items()}
     values = {name: value for name, value in values.items() if value is not None}
     groups: list[list[str]] = []
@@ -103,13 +120,14 @@ def _judge_output(
         sides = " and ".join(", ".join(g) for g in siding) or "no group"
         lines.append(f"the reference ({_values(np.asarray(reference))}) agrees with {sides}")
     odd = _odd(groups)
-    return Breach(
+    breach = Breach(
         ENGINES_DISAGREE,
         f"engines disagree on {what}: " + " | ".join(", ".join(g) for g in groups),
         "\n".join(lines),
         output=position,
         locus=f"{producer} ({', '.join(odd)})",
     )
+    return Disagreement(breach, tuple(odd), producer)
 
 
 def _output(answer: EngineAnswer, position: int) -> np.ndarray | None:

@@ -12,7 +12,9 @@ The device the target is given takes the place of the variant it is (the same en
 planted on it are in play; a device that is none of them joins as "device". Each engine is asked which operations
 it runs: one that does not run them all is left out, as is one that fails to prepare the model (the execution
 target judges that). Each of the others runs the request on the synchronous path; their statuses and outputs are
-compared, the first difference is the finding, naming which engines gave which values.
+compared, the first difference is the finding, naming which engines gave which values. A difference whose engines
+standing apart each show a registered divergence of theirs is marked with it (`extras["divergence"]`), as the other
+targets' findings on an engine are.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from harness.gen.model import ModelConfig, generate_model
 from harness.gen.requests import RequestConfig, generate_request
 from harness.gen.source import Source
 from harness.hal import Device, EngineExport, ErrorStatus, MeasureTiming, Model
-from harness.oracle.engines import EngineAnswer, Outputs, judge_engines_agree
+from harness.oracle.divergences import label_apart
+from harness.oracle.engines import EngineAnswer, Outputs, disagreement
 from harness.oracle.outputs import output_producer, quantized_operations, unspecified_outputs
 from harness.oracle.rules import verdict_of
 from harness.oracle.verdict import Verdict
@@ -99,8 +102,12 @@ class DifferentialTarget:
         extras = {"engines": list(answers), "left_out": left_out}
         if len(answers) < 2:
             return verdict_of([], self.name, unsupported=True, **extras)
-        breach = judge_engines_agree(answers, _outputs(case, live.model))
-        return verdict_of([breach] if breach else [], self.name, **extras)
+        found = disagreement(answers, _outputs(case, live.model))
+        if found is None:
+            return verdict_of([], self.name, **extras)
+        verdict = verdict_of([found.breach], self.name, **extras)
+        identities = {name: _identity(engine) for name, engine in participants.items()}
+        return label_apart(verdict, live.model, found.apart, identities, found.producer)
 
     def participants(self, device: Device) -> dict[str, Device]:
         """The engines by name, the given device in the place of the variant it is (or added as "device")."""

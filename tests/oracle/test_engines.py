@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from harness.case.json_model import model_from_json
 from harness.hal import ErrorStatus
 from harness.hal import OperandType as T
-from harness.oracle.engines import ENGINES_DISAGREE, EngineAnswer, Outputs, judge_engines_agree
+from harness.oracle.divergences import label_apart
+from harness.oracle.engines import ENGINES_DISAGREE, EngineAnswer, Outputs, disagreement, judge_engines_agree
+from harness.oracle.rules import verdict_of
 
 NONE = ErrorStatus.NONE
 F = T.TENSOR_FLOAT32
@@ -48,3 +51,59 @@ def test_the_second_output_is_judged_when_the_first_agrees_and_the_reference_sid
     outputs = Outputs([F, F], ["ADD", "MUL"], reference=[np.float32([1.0]), np.float32([8.0])])
     breach = judge_engines_agree(answers, outputs)
     assert breach is not None and breach.output == 1 and "agrees with b" in breach.details
+
+
+# ---- disagreements a registered divergence explains ----
+
+
+def _lrn_model():
+    """A one-operation model whose output LOCAL_RESPONSE_NORMALIZATION writes."""
+    x = {"type": "TENSOR_FLOAT32", "dimensions": [1, 1, 1, 4], "lifetime": "SUBGRAPH_INPUT"}
+    out = {"type": "TENSOR_FLOAT32", "dimensions": [1, 1, 1, 4], "lifetime": "SUBGRAPH_OUTPUT"}
+
+    def scalar(type_name: str, value: float) -> dict:
+        return {"type": type_name, "dimensions": [], "lifetime": "CONSTANT_COPY", "value": [value]}
+
+    params = [scalar("INT32", 1), scalar("FLOAT32", 1.0), scalar("FLOAT32", 1.0), scalar("FLOAT32", 0.5)]
+    return model_from_json(
+        {
+            "operands": [x, *params, out],
+            "operations": [{"type": "LOCAL_RESPONSE_NORMALIZATION", "inputs": [0, 1, 2, 3, 4], "outputs": [5]}],
+            "inputIndexes": [0],
+            "outputIndexes": [5],
+        }
+    )
+
+
+def _disagreeing_on_lrn(apart: list[str]):
+    names = dict.fromkeys(["numpy", "litert-optimized", "onnxruntime-all", *apart])
+    values = {name: _answer([9.0] if name in apart else [1.0]) for name in names}
+    found = disagreement(values, Outputs([F], ["LOCAL_RESPONSE_NORMALIZATION"], reference=[None]))
+    assert found is not None and list(found.apart) == sorted(apart)
+    return found, verdict_of([found.breach], "differential")
+
+
+LITERT_REFERENCE = ("ai-edge-litert 2.3.0", "reference")
+LITERT_OPTIMIZED = ("ai-edge-litert 2.3.0", "optimized")
+ORT = ("onnxruntime 1.30.0", "all")
+
+
+def test_engines_standing_apart_with_a_registered_divergence_are_labelled_with_it() -> None:
+    found, verdict = _disagreeing_on_lrn(["litert-reference"])
+    identities = {
+        "numpy": None,
+        "litert-optimized": LITERT_OPTIMIZED,
+        "onnxruntime-all": ORT,
+        "litert-reference": LITERT_REFERENCE,
+    }
+    labelled = label_apart(verdict, _lrn_model(), found.apart, identities, found.producer)
+    assert labelled.extras["divergence"] == "litert-reference-lrn-window"
+
+
+def test_a_disagreement_is_left_unlabelled_when_an_engine_apart_shows_no_divergence() -> None:
+    # The driver's own kernels standing apart, or an engine variant the divergence does not cover.
+    for apart, identity in (("numpy", None), ("litert-xnnpack", ("ai-edge-litert 2.3.0", "xnnpack"))):
+        found, verdict = _disagreeing_on_lrn([apart])
+        identities = {"numpy": None, "litert-optimized": LITERT_OPTIMIZED, "onnxruntime-all": ORT, apart: identity}
+        labelled = label_apart(verdict, _lrn_model(), found.apart, identities, found.producer)
+        assert "divergence" not in labelled.extras, apart

@@ -92,8 +92,8 @@ def _statistics(models) -> Counter:
 
 @pytest.fixture(scope="module")
 def statistics() -> Counter:
-    """The extremes of the default configuration over seeds 0..1999 (without the draws of parameters out of range
-    and of long sizes, which only shift the choices these counts were set on)."""
+    """The extremes of the default configuration over seeds 0..1999, without the run-time draw of parameters out
+    of range (a per-model choice that would only shift the seeded choices these counts were set on)."""
     return _statistics(generated(SEEDS, replace(ModelConfig(), parameter_out_of_range_probability=0.0)))
 
 
