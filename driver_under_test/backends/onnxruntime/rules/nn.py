@@ -340,6 +340,15 @@ def _moved_axis(op: Op, i: int) -> tuple[int, list[int]]:
 def _check_lrn(op: Op) -> str | None:
     if op.rank(0) is None:
         return f"{op.name}: the input's rank must be known"
+    # The HAL puts no bound on alpha or beta; ONNX Runtime's LRN kernel (lrn.h) refuses alpha <= 0 or beta <= 0
+    # when the session is created, so such a model would fail every execution.
+    alpha = np.float32(float(op.scalar(3)) * (2 * int(op.scalar(1)) + 1))
+    beta = np.float32(op.scalar(4))
+    if not (alpha > 0 and beta > 0):
+        return (
+            f"{op.name}: ONNX Runtime's LRN kernel refuses alpha <= 0 or beta <= 0 when it creates the session "
+            f"(here alpha * size {float(alpha):g}, beta {float(beta):g}); the HAL allows them"
+        )
     return None
 
 

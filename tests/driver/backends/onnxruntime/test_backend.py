@@ -172,3 +172,29 @@ def test_an_onnxruntime_driver_without_onnxruntime_installed_says_how_to_install
         _engine.onnx()
     with pytest.raises(DriverSpecError, match=r"nnfuzz\[onnxruntime\]"):
         create_device("driver_under_test:create_onnxruntime_device")
+
+
+@pytest.mark.parametrize(("alpha", "beta", "supported"), [(1e-4, 0.75, True), (0.0, 0.75, False), (1.0, -0.5, False)])
+def test_lrn_is_refused_where_onnx_runtimes_kernel_refuses_alpha_or_beta(alpha: float, beta: float, supported: bool):
+    def scalar(type_: str, value: float) -> dict:
+        return {**_operand(type_, [], "CONSTANT_COPY"), "value": [value]}
+
+    model = model_from_json(
+        {
+            "operands": [
+                _operand("TENSOR_FLOAT32", [1, 1, 1, 3], "SUBGRAPH_INPUT"),
+                scalar("INT32", 1),
+                scalar("FLOAT32", 1.0),
+                scalar("FLOAT32", alpha),
+                scalar("FLOAT32", beta),
+                _operand("TENSOR_FLOAT32", [1, 1, 1, 3], "SUBGRAPH_OUTPUT"),
+            ],
+            "operations": [{"type": "LOCAL_RESPONSE_NORMALIZATION", "inputs": [0, 1, 2, 3, 4], "outputs": [5]}],
+            "inputIndexes": [0],
+            "outputIndexes": [5],
+        }
+    )
+    # The HAL bounds neither: the driver's own kernels run every one of these models.
+    assert driver_under_test.create_device().get_supported_operations(model) == (ErrorStatus.NONE, [True])
+    device = driver_under_test.create_onnxruntime_device()
+    assert device.get_supported_operations(model) == (ErrorStatus.NONE, [supported])
