@@ -58,17 +58,21 @@ def arithmetic(op: Op) -> None:
 def div(op: Op) -> None:
     """HAL DIV: inputs 0 input0, 1 input1 (broadcast), 2 activation; output 0. Float: ONNX Div then the
     activation. TENSOR_INT32: the HAL rounds the quotient toward negative infinity where ONNX Div truncates
-    toward zero, so the quotient is (a - Mod(a, b)) / b with Mod taking the divisor's sign (exact). A zero divisor
-    (whose result the HAL leaves unspecified) is replaced by 1: an integer division by zero would kill the
-    process instead of giving some value."""
+    toward zero, so the truncated quotient is lowered by one where the remainder (Mod with fmod=1: the dividend's
+    sign) is not zero and its sign differs from the divisor's. (Subtracting the remainder from the dividend first
+    would overflow int32 near its limits.) A zero divisor (whose result the HAL leaves unspecified) is replaced by
+    1: an integer division by zero would kill the process instead of giving some value."""
     a, b = op.x(0), op.x(1)
     if op.in_type(0) != I32:
         activate(op, op.node("Div", [a, b]), activation(op, 2), op.y())
         return
-    zero = op.node("Equal", [b, op.const(np.int32(0))])
-    divisor = op.node("Where", [zero, op.const(np.int32(1)), b])
-    remainder = op.node("Mod", [a, divisor], fmod=0)
-    op.node("Div", [op.node("Sub", [a, remainder]), divisor], [op.y()])
+    zero = op.const(np.int32(0))
+    divisor = op.node("Where", [op.node("Equal", [b, zero]), op.const(np.int32(1)), b])
+    truncated = op.node("Div", [a, divisor])
+    remainder = op.node("Mod", [a, divisor], fmod=1)
+    signs_differ = op.node("Xor", [op.node("Less", [remainder, zero]), op.node("Less", [divisor, zero])])
+    lower = op.node("And", [op.node("Not", [op.node("Equal", [remainder, zero])]), signs_differ])
+    op.node("Sub", [truncated, op.node("Cast", [lower], to="INT32")], [op.y()])
 
 
 @rule([O.MAXIMUM, O.MINIMUM], types=NUMERIC)

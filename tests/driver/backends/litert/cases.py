@@ -58,8 +58,9 @@ def flavor_of(model: Model) -> str:
 
 def config(operation: OperationType, flavor: str) -> ModelConfig:
     """A one-operation configuration; flavor "quant" prefers quantized typings. The generator's extremes (extreme
-    quantization, values at saturation, vector-width sizes) are off: these tests pin the translation on the models
-    of the comfortable middle, seed by seed; campaigns and the execution target meet the extremes."""
+    quantization, values at saturation, vector-width sizes, parameters out of range, long sizes) are off: these
+    tests pin the translation on the models of the comfortable middle, seed by seed; campaigns and the execution
+    target meet the extremes."""
     return ModelConfig(
         operations=frozenset({int(operation)}),
         max_operations=1,
@@ -68,6 +69,8 @@ def config(operation: OperationType, flavor: str) -> ModelConfig:
         extreme_quant_probability=0.0,
         saturation_probability=0.0,
         vector_width_probability=0.0,
+        parameter_out_of_range_probability=0.0,
+        long_size_probability=0.0,
     )
 
 

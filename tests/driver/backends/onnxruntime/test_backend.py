@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from tests.driver.backends.onnxruntime.cases import require_onnxruntime
+from tests.driver.backends.onnxruntime.cases import require_onnxruntime, run_translated
 
 require_onnxruntime()
 
@@ -198,3 +198,30 @@ def test_lrn_is_refused_where_onnx_runtimes_kernel_refuses_alpha_or_beta(alpha: 
     assert driver_under_test.create_device().get_supported_operations(model) == (ErrorStatus.NONE, [True])
     device = driver_under_test.create_onnxruntime_device()
     assert device.get_supported_operations(model) == (ErrorStatus.NONE, [supported])
+
+
+def test_int32_div_rounds_toward_negative_infinity_up_to_the_limits_of_int32() -> None:
+    # Found by a campaign: the quotient was once computed as (a - floor_mod(a, b)) / b, which overflows near
+    # INT32_MIN (-2147483648 / 7 came out positive).
+    low, high = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    a = np.array([low, low, high, high, -7, 7, -1, low + 1, 0], np.int32)
+    b = np.array([7, 2, -7, 3, 2, -2, 5, -3, -4], np.int32)
+    model = model_from_json(
+        {
+            "operands": [
+                _operand("TENSOR_INT32", [9], "SUBGRAPH_INPUT"),
+                _operand("TENSOR_INT32", [9], "SUBGRAPH_INPUT"),
+                {**_operand("INT32", [], "CONSTANT_COPY"), "value": [0]},
+                _operand("TENSOR_INT32", [9], "SUBGRAPH_OUTPUT"),
+            ],
+            "operations": [{"type": "DIV", "inputs": [0, 1, 2], "outputs": [3]}],
+            "inputIndexes": [0, 1],
+            "outputIndexes": [3],
+        }
+    )
+    # Floor division in exact integers (Python's //), written out for the values above.
+    expected = np.array([int(x) // int(y) for x, y in zip(a.tolist(), b.tolist())], np.int32)
+    assert expected.tolist()[:2] == [-306783379, -1073741824]
+    for level in ("disabled", "all"):
+        (got,) = run_translated(model, [a, b], level)
+        np.testing.assert_array_equal(got, expected, err_msg=level)
