@@ -61,13 +61,6 @@ QUANT_ADD_USES_FIRST_ZERO_POINT = define(
     "so the second input is off by (zeroPoint1 - zeroPoint0) * scale1 in real terms whenever the two zero "
     "points differ (breaks ADD/SUB semantics; errors of many quantization steps, far above the 1-step tolerance).",
 ).name
-QUANT_MUL_TRUNCATES = define(
-    "quant_mul_truncates",
-    "execution",
-    "Quantized (8-bit) MUL rescales the product with plain arithmetic shifts and no rounding constants, so every "
-    "result is rounded down instead of to nearest (breaks the HAL's rounding: each element stays within one step, "
-    "inside the per-element tolerance, but the tensor is biased by about half a step).",
-).name
 
 
 def _operands(call: OpCall) -> tuple[Tensor, Tensor]:
@@ -135,16 +128,7 @@ def _quant_mul(call: OpCall) -> list[np.ndarray]:
     out = call.outputs[0]
     product = (a.data.astype(np.int64) - a.zero_point) * (b.data.astype(np.int64) - b.zero_point)
     multiplier, shift = quantize_multiplier(a.scale * b.scale / out.scale)
-    rescale = _floor_multiply if fault_active(call, QUANT_MUL_TRUNCATES) else multiply_by_quantized_multiplier
-    return [_clamp_quant(rescale(product, multiplier, shift), call)]
-
-
-def _floor_multiply(x: np.ndarray, multiplier: int, shift: int) -> np.ndarray:
-    """x * multiplier * 2^shift / 2^31 with both shifts flooring (the faulty rescale: no rounding constants)."""
-    x = np.asarray(x, dtype=np.int64)
-    if shift > 0:
-        x = np.clip(x << shift, -(1 << 31), (1 << 31) - 1)
-    return ((x * np.int64(multiplier)) >> 31) >> max(-shift, 0)
+    return [_clamp_quant(multiply_by_quantized_multiplier(product, multiplier, shift), call)]
 
 
 def _floor_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
