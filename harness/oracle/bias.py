@@ -26,8 +26,9 @@ Double rounding. The HAL's own reference arithmetic rounds some results twice, t
 quarter of the elements that no driver following the HAL's arithmetic can avoid. LEAN_STEPS covers it.
 
 Scope. The ends bound a single rounding: through several roundings a graph may flip signs (SUB of two rounded
-values), so only models with one quantized operation are judged, not relaxed ones (a float16 intermediate may be
-coarser than LEAN_STEPS), and not the quantized recurrent operations, which round inside themselves many times.
+values), so only outputs with one quantized operation on their way from the inputs are judged, not relaxed
+models (a float16 intermediate may be coarser than LEAN_STEPS), and not the quantized recurrent operations, which
+round inside themselves many times.
 Float16 outputs are not judged: their rounding is the hardware's, and a float16 kernel's error is not a rounding
 of one exact value the reference can lean.
 """
@@ -42,7 +43,7 @@ import numpy as np
 
 from harness.hal import Model, OperationType
 from harness.hal.sizes import QUANTIZED_TYPES
-from harness.oracle.outputs import output_producer, quantized_operations
+from harness.oracle.outputs import output_producer
 from harness.oracle.rules import ROUNDING_BIAS, Breach
 from harness.reference import run_model
 
@@ -84,11 +85,28 @@ class Bias:
         )
 
 
-def judged(model: Model) -> bool:
-    """Whether the bias criterion applies to this model (one rounding, not relaxed; see the module)."""
-    if model.relax_computation_float32_to_float16 or quantized_operations(model) != 1:
-        return False
-    return not any(op.type in _SEVERAL_ROUNDINGS for g in (model.main, *model.referenced) for op in g.operations)
+def judged(model: Model) -> set[int]:
+    """Main outputs the bias criterion applies to: one rounding on the way from the inputs, not relaxed (see the
+    module)."""
+    if model.relax_computation_float32_to_float16:
+        return set()
+    if any(op.type in _SEVERAL_ROUNDINGS for g in (model.main, *model.referenced) for op in g.operations):
+        return set()
+    main = model.main
+    # Per operand of main: how many operations writing a quantized tensor lie on its way from the inputs
+    # (an IF or WHILE counts every such operation of every referenced subgraph).
+    nested = sum(
+        any(g.operands[i].type in QUANTIZED_TYPES for i in op.outputs) for g in model.referenced for op in g.operations
+    )
+    roundings: dict[int, int] = {}
+    for op in main.operations:
+        upstream = max((roundings.get(i, 0) for i in op.inputs), default=0)
+        own = int(any(main.operands[i].type in QUANTIZED_TYPES for i in op.outputs))
+        if op.type in (OperationType.IF, OperationType.WHILE):
+            own = max(own, nested)
+        for i in op.outputs:
+            roundings[i] = upstream + own
+    return {position for position, index in enumerate(main.output_indexes) if roundings.get(index, 0) == 1}
 
 
 def _one_sided_steps(expected: np.ndarray, actual: np.ndarray) -> int:
@@ -106,13 +124,15 @@ def find_bias(
     loop_timeout_ns: int | None = None,
 ) -> Bias | None:
     """The first quantized output with a significant bias, or None. Expects outputs already within tolerance."""
-    if not judged(model):
+    eligible = judged(model)
+    if not eligible:
         return None
     main = model.main
     candidates = [
         i
         for i, (e, a) in enumerate(zip(expected, actual))
-        if i not in skip
+        if i in eligible
+        and i not in skip
         and a is not None
         and main.operands[main.output_indexes[i]].type in QUANTIZED_TYPES
         and np.shape(a) == np.shape(e)
