@@ -27,6 +27,7 @@ from harness.conformance.reference_backend import HarnessBug, ReferenceBackend
 from harness.conformance.report import FAILED, PASSED, SKIPPED, CaseResult, ConformanceReport
 from harness.hal import Device, ErrorStatus, OperationType
 from harness.oracle.accuracy import compare
+from harness.oracle.exactness import exact_outputs
 
 # progress(done, total, result): called after every case.
 Progress = Callable[[int, int, CaseResult], None]
@@ -139,9 +140,12 @@ def judge(
             return "shape.mismatch", f"output {i}: expected dimensions {list(np.shape(e))}, got {list(shape)}", None
     main = case.model.main
     relaxed = case.model.relax_computation_float32_to_float16
+    exact = exact_outputs(case.model)
     for i, (e, actual) in enumerate(zip(expected, execution.outputs)):
         operand = main.operands[main.output_indexes[i]]
-        comparison = compare(e, actual, operand.type, relaxed=relaxed, ignore=i in case.ignored_outputs)
+        comparison = compare(
+            e, actual, operand.type, relaxed=relaxed, ignore=i in case.ignored_outputs, exact=i in exact
+        )
         if not comparison.ok:
             worst = comparison.worst.to_json() if comparison.worst is not None else None
             return comparison.rule, f"output {i}: {comparison.describe()}", worst

@@ -175,6 +175,10 @@ _QUANTIZATION_NUDGE: ContextVar[float] = ContextVar("quantization_nudge", defaul
 # True while a `quiet` kernel runs: numpy's floating-point warnings are off, so the kernels and from_real calls it
 # makes need no np.errstate of their own (entering one costs more than many a kernel's arithmetic).
 _QUIET: ContextVar[bool] = ContextVar("quiet_kernel", default=False)
+# The rounding-bias probe of the oracle (run_model's lean) adds this many quantization steps to every value about to
+# be quantized: the reference then rounds as an implementation whose every intermediate result leans that far to
+# one side would, which bounds the bias any correct rounding at that precision can produce.
+_QUANTIZATION_LEAN: ContextVar[float] = ContextVar("quantization_lean", default=0.0)
 
 
 @contextmanager
@@ -185,6 +189,23 @@ def quantization_nudge(relative: float) -> Iterator[None]:
         yield
     finally:
         _QUANTIZATION_NUDGE.reset(token)
+
+
+@contextmanager
+def quantization_lean(steps: float) -> Iterator[None]:
+    """Within the block, from_real adds `steps` quantization steps to values just before rounding them."""
+    token = _QUANTIZATION_LEAN.set(steps)
+    try:
+        yield
+    finally:
+        _QUANTIZATION_LEAN.reset(token)
+
+
+def probing_edges() -> int:
+    """The sign of the stability probe running now (0 outside it): kernels whose result the HAL leaves open on an
+    edge (e.g. which of equal extremes ARGMAX names) resolve the edge the other way under the probe."""
+    nudge = _QUANTIZATION_NUDGE.get()
+    return (nudge > 0) - (nudge < 0)
 
 
 def from_real(real: np.ndarray, operand: Operand) -> np.ndarray:
@@ -207,6 +228,9 @@ def _stored(real: np.ndarray, operand: Operand, dtype: np.dtype) -> np.ndarray:
         nudge = _QUANTIZATION_NUDGE.get()
         if nudge:
             scaled = scaled * (1.0 + nudge)
+        lean = _QUANTIZATION_LEAN.get()
+        if lean:
+            scaled = scaled + lean
         # round_half_away(scaled) in three passes instead of five: x + copysign(0.5, x) is -(|x| + 0.5) for a
         # negative x (rounding is symmetric), so its truncation is sign(x) * floor(|x| + 0.5). Only the sign of a
         # zero can differ, which the integer cast below does not see.

@@ -2,7 +2,9 @@
 
 An element passes when `|actual - expected| <= atol + rtol * |expected|`. Float expectations that are NaN,
 infinite or larger than 1e3 in magnitude are skipped, as the public conformance suites do: such values say
-more about the reference's own rounding than about the driver.
+more about the reference's own rounding than about the driver. Outputs the HAL defines exactly (indices, counts,
+hash bits, integer arithmetic: harness.oracle.exactness) are compared with atol = rtol = 0, under their own rule
+`accuracy.exact`.
 """
 
 from __future__ import annotations
@@ -121,15 +123,20 @@ class Comparison:
     worst: WorstElement | None = None
     ignored: bool = False
     shape_message: str = ""  # non-empty when the shapes differ (then nothing was compared)
+    exact: bool = False  # compared with no tolerance (an output the HAL defines exactly)
 
     @property
     def rule(self) -> str:
-        """The rule a failed comparison breaks: accuracy.<class>, or shape.mismatch."""
-        return "shape.mismatch" if self.shape_message else f"accuracy.{self.accuracy_class}"
+        """The rule a failed comparison breaks: accuracy.<class> (accuracy.exact), or shape.mismatch."""
+        if self.shape_message:
+            return "shape.mismatch"
+        return "accuracy.exact" if self.exact else f"accuracy.{self.accuracy_class}"
 
     def describe(self) -> str:
         """A one-line human summary."""
         label = ("relaxed " if self.relaxed and self.accuracy_class == "float32" else "") + self.accuracy_class
+        if self.exact:
+            label = f"exact {label}"
         if self.shape_message:
             return f"{label}: {self.shape_message}"
         if self.ignored:
@@ -148,9 +155,11 @@ def compare(
     relaxed: bool = False,
     ignore: bool = False,
     quantized_operations: int = 1,
+    exact: bool = False,
 ) -> Comparison:
     """Compare an output against its expected values under the O2 criterion of its operand type (and, for a
-    graph with several quantized operations, the random-graph criterion of `tolerance_for`)."""
+    graph with several quantized operations, the random-graph criterion of `tolerance_for`); `exact` for an
+    output the HAL defines exactly."""
     cls = accuracy_class(operand_type)
     expected = np.asarray(expected)
     actual = np.asarray(actual)
@@ -158,9 +167,9 @@ def compare(
         return Comparison(ok=True, accuracy_class=cls, relaxed=relaxed, skipped=int(expected.size), ignored=True)
     if expected.shape != actual.shape:
         message = f"shape mismatch: expected {list(expected.shape)}, got {list(actual.shape)}"
-        return Comparison(ok=False, accuracy_class=cls, relaxed=relaxed, shape_message=message)
+        return Comparison(ok=False, accuracy_class=cls, relaxed=relaxed, shape_message=message, exact=exact)
 
-    atol, rtol = tolerance_for(operand_type, relaxed, quantized_operations)
+    atol, rtol = (0.0, 0.0) if exact else tolerance_for(operand_type, relaxed, quantized_operations)
     measure = _measure_few if expected.size <= SMALL_OUTPUT else _measure_many
     checked, skipped, mismatched, worst = measure(expected, actual, cls, atol, rtol)
     return Comparison(
@@ -171,6 +180,7 @@ def compare(
         skipped=skipped,
         mismatched=mismatched,
         worst=worst,
+        exact=exact,
     )
 
 
@@ -181,6 +191,7 @@ def within_tolerance(
     relaxed: bool = False,
     ignore: bool = False,
     quantized_operations: int = 1,
+    exact: bool = False,
 ) -> bool:
     """compare(...).ok alone, without counting or locating anything (a failure's report is compare's)."""
     cls = accuracy_class(operand_type)
@@ -190,7 +201,9 @@ def within_tolerance(
         return True
     if expected.shape != actual.shape:
         return False
-    atol, rtol = tolerance_for(operand_type, relaxed, quantized_operations)
+    if exact and cls != "bool":
+        return bool(np.array_equal(expected, actual))
+    atol, rtol = (0.0, 0.0) if exact else tolerance_for(operand_type, relaxed, quantized_operations)
     skips_large = cls in _FLOAT_CLASSES
     if expected.size > SMALL_OUTPUT:
         e, a = _as_float64(expected, cls), _as_float64(actual, cls)

@@ -39,6 +39,7 @@ from harness.hal import (
     merge_dimensions,
 )
 from harness.oracle.accuracy import compare
+from harness.oracle.exactness import exact_outputs
 from harness.oracle.outputs import output_producer, quantized_operations, unspecified_outputs
 from harness.oracle.rules import (
     _DATA_FAILURES,
@@ -155,6 +156,7 @@ class Content:
     relaxed: bool = False
     quantized_operations: int = 1  # of the model that computed it (the random-graph criterion for quantized values)
     locus: str = ""  # the operation that computed it, named by a wrong read-back
+    defined_exactly: bool = False  # an output the HAL defines exactly (harness.oracle.exactness): no tolerance
 
 
 @dataclass
@@ -373,6 +375,7 @@ def judge_copy_to(
                 b.operand_type,
                 content.relaxed,
                 quantized_operations=content.quantized_operations,
+                exact=content.defined_exactly,
             )
             if not comparison.ok:
                 return Breach(
@@ -626,7 +629,10 @@ def _written(b: BufferModel, use: LegalUse, status: ErrorStatus, allowed: bool) 
         judged = value if out not in unspecified_outputs(model) else None
         relaxed = model.relax_computation_float32_to_float16
         locus = output_producer(model, out)
-        b.write(Content(tuple(np.shape(value)), judged, False, relaxed, quantized_operations(model), locus))
+        defined_exactly = out in exact_outputs(model)
+        b.write(
+            Content(tuple(np.shape(value)), judged, False, relaxed, quantized_operations(model), locus, defined_exactly)
+        )
     elif status == ErrorStatus.INVALID_ARGUMENT:
         b.unsure()
     else:
@@ -646,6 +652,7 @@ def _judge_values(use: LegalUse, path: str) -> Breach | None:
         use.model.relax_computation_float32_to_float16,
         ignore=unspecified_outputs(use.model) | set(use.outs),
         quantized_operations=quantized_operations(use.model),
+        exact=exact_outputs(use.model),
     )
     if finding is None:
         return None

@@ -365,3 +365,22 @@ register(
         matches=_int8_moved_before_qdq_window,
     )
 )
+
+
+register(
+    Divergence(
+        id="litert-hard-swish-rounds-down",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.HARD_SWISH,
+        nature="bug",
+        condition="quantized HARD_SWISH whose results all lie a small fraction of a step below zero (seen with an "
+        "output scale about 900 times the input's and every input at or below the zero point; with scales 1e-8 "
+        "and 1e-5 it does not show)",
+        hal="HARD_SWISH: output = input * relu6(input + 3) / 6, quantized to the nearest step; a result within "
+        "a quarter step of zero is stored as the zero point",
+        behaviour="every such element is stored one step below the zero point: each is within the per-element "
+        "tolerance, but the whole tensor is biased by a full step (accuracy.rounding_bias)",
+        matches=lambda s: s.verdict.rule == "accuracy.rounding_bias" and s.verdict.locus == "HARD_SWISH",
+    )
+)

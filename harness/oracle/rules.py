@@ -17,6 +17,8 @@ Rules (the full claim of each is in harness.oracle.verdict.RULES):
 | status.invalid_request_rejected | invalid request: INVALID_ARGUMENT on every path, no shapes, no timing |
 | outputs.match_reference | a successful execution writes outputs of the reference's shape |
 | accuracy.<class> | output values within the O2 tolerance (float32 float16 int32 quant8 quant16 bool) |
+| accuracy.exact | outputs the HAL defines exactly (indices, counts, hash bits, integer arithmetic) are equal |
+| accuracy.rounding_bias | a quantized output's mean signed error is within what correct rounding can produce |
 | shapes.reported | NONE: actual dimensions; OUTPUT_INSUFFICIENT_SIZE: exactly the too-small outputs marked |
 | shapes.absent_on_failure | no output shapes unless NONE or OUTPUT_INSUFFICIENT_SIZE |
 | timing.absent_unless_measured | UINT64_MAX unless measured and NONE |
@@ -88,6 +90,16 @@ ACCURACY = {
     cls: define_rule(f"accuracy.{cls}", f"{cls} output values are within the O2 tolerance of the reference")
     for cls in ACCURACY_CLASSES
 }
+ACCURACY_EXACT = define_rule(
+    "accuracy.exact",
+    "outputs the HAL defines exactly (indices, counts, hash bits, copies, integer arithmetic) equal the reference's "
+    "(harness.oracle.exactness)",
+)
+ROUNDING_BIAS = define_rule(
+    "accuracy.rounding_bias",
+    "a quantized output's mean signed error stays within what correct rounding can produce, even when every "
+    "element is within tolerance (harness.oracle.bias)",
+)
 SHAPES_REPORTED = define_rule(
     "shapes.reported",
     "NONE reports every output's actual dimensions (or none when all outputs are fully specified); "
@@ -429,21 +441,28 @@ def judge_outputs(
     relaxed: bool,
     ignore: Collection[int] = (),
     quantized_operations: int = 1,
+    exact: Collection[int] = (),
 ) -> Breach | None:
     """O2: each output's values against the reference's, under the criterion of its operand type.
 
     Outputs in `ignore` have implementation-defined values (e.g. LSTM's scratch buffer): only their shape counts.
-    `quantized_operations` selects the random-graph criterion for quantized outputs (harness.oracle.accuracy).
+    `quantized_operations` selects the random-graph criterion for quantized outputs (harness.oracle.accuracy);
+    outputs in `exact` are defined exactly by the HAL (harness.oracle.exactness) and compared with no tolerance.
     """
     for i, (a, e, t) in enumerate(zip(actual, expected, operand_types)):
         if a is None:
             return Breach(OUTPUTS_MATCH_REFERENCE, f"{path}: output {i} could not be read", path=path)
         only_shape = i in ignore and np.shape(a) == np.shape(e)
-        if within_tolerance(e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations):
+        strict = i in exact
+        if within_tolerance(
+            e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations, exact=strict
+        ):
             continue
         # Only a failure needs the counts and the worst element, for its report.
-        comparison = compare(e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations)
-        rule = OUTPUTS_MATCH_REFERENCE if comparison.shape_message else ACCURACY[comparison.accuracy_class]
+        comparison = compare(
+            e, a, t, relaxed, ignore=only_shape, quantized_operations=quantized_operations, exact=strict
+        )
+        rule = OUTPUTS_MATCH_REFERENCE if comparison.shape_message else comparison.rule
         title = f"{path}: output {i} differs from the reference"
         return Breach(rule, title, comparison.describe(), path=path, output=i)
     return None

@@ -32,7 +32,7 @@ from harness.hal import (
 from harness.hal.sizes import SCALAR_TYPES
 from harness.hal.values import constant_bytes, constant_value
 from harness.ops import KernelContext, LoopTimeoutError
-from harness.ops.common import InvalidParameter, UnspecifiedResult, quantization_nudge
+from harness.ops.common import InvalidParameter, UnspecifiedResult, quantization_lean, quantization_nudge
 
 # Exceptions a kernel raises for bad data (an index out of range, a division by zero...): the execution fails
 # with GENERAL_FAILURE, as a driver's would. Anything else escaping a kernel is a catalogue bug and propagates.
@@ -79,12 +79,14 @@ def run_model(
     *,
     loop_timeout_ns: int | None = None,
     perturbation: int = 0,
+    lean: float = 0.0,
 ) -> ReferenceResult:
     """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
 
     `perturbation` (in units of the result type's epsilon, signed) nudges every float result of every operation,
     and values about to be quantized by QUANTIZATION_NUDGE_PER_STEP per unit: a probe of whether the outputs are
-    stable under the per-step rounding differences any correct implementation may have.
+    stable under the per-step rounding differences any correct implementation may have. `lean` (in quantization
+    steps, signed) is added to every value about to be quantized: the rounding-bias probe (harness.oracle.bias).
     Raises NoKernelError, before running anything, if an operation of any subgraph has no reference kernel.
     """
     kernels = _kernels(model)
@@ -92,7 +94,11 @@ def run_model(
     try:
         # NaN and infinity are legitimate float results; numpy must not turn them into warnings (or, under
         # warnings-as-errors, into exceptions).
-        with np.errstate(all="ignore"), quantization_nudge(perturbation * QUANTIZATION_NUDGE_PER_STEP):
+        with (
+            np.errstate(all="ignore"),
+            quantization_nudge(perturbation * QUANTIZATION_NUDGE_PER_STEP),
+            quantization_lean(lean),
+        ):
             outputs = runner.run(model.main, list(inputs), depth=0)
     except LoopTimeoutError as exc:
         return ReferenceResult(ErrorStatus.MISSED_DEADLINE_PERSISTENT, message=f"WHILE loop timed out: {exc}")

@@ -41,6 +41,7 @@ from harness.hal.burst_wire import (
     result_length,
 )
 from harness.hal.memory import Memory
+from harness.oracle.exactness import exact_outputs
 from harness.oracle.outputs import unspecified_outputs
 from harness.oracle.rules import (
     Breach,
@@ -320,7 +321,8 @@ def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule
     actual = state.read_outputs([np.shape(o) for o in sync.outputs])
     types = [state.model.main.operands[i].type for i in state.model.main.output_indexes]
     relaxed = state.model.relax_computation_float32_to_float16
-    finding = judge_outputs("burst", actual, sync.outputs, types, relaxed, ignore=state.ignore)
+    exact = exact_outputs(state.model)
+    finding = judge_outputs("burst", actual, sync.outputs, types, relaxed, ignore=state.ignore, exact=exact)
     if finding is None:
         return None
     return Breach(rule, f"outputs differ from executeSynchronously's ({finding.title})", finding.details, "burst")

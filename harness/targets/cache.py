@@ -61,6 +61,8 @@ from harness.hal import (
     Request,
 )
 from harness.hal.callbacks import WaitablePreparedModelCallback
+from harness.oracle.bias import judge_bias
+from harness.oracle.exactness import exact_outputs
 from harness.oracle.outputs import quantized_operations, reference_is_stable, unspecified_outputs
 from harness.oracle.rules import (
     LAUNCH_MATCHES_CALLBACK,
@@ -215,7 +217,7 @@ class ModelRunner:
     def _judge(self, actual: list[np.ndarray | None], expected: list[np.ndarray]) -> Breach | None:
         relaxed = self.model.relax_computation_float32_to_float16
         return judge_outputs("sync", actual, expected, self.types, relaxed, ignore=self.ignore,
-                             quantized_operations=self.quantized)  # fmt: skip
+                             quantized_operations=self.quantized, exact=exact_outputs(self.model))  # fmt: skip
 
     def check(self, prepared: PreparedModel) -> Breach | None:
         """Run the model prepared directly and judge it against the reference; keep its outputs as the baseline."""
@@ -225,6 +227,9 @@ class ModelRunner:
         self.baseline = [np.array(a, copy=True) for a in actual]
         reference = self.case.reference()
         finding = self._judge(actual, reference.outputs)
+        if finding is None:
+            skip = self.ignore | exact_outputs(self.model)
+            finding = judge_bias("sync", self.live.model, self.live.inputs, reference.outputs, actual, skip)
         if finding is not None and finding.rule.startswith("accuracy.") and not reference_is_stable(
             self.live.model, self.live.inputs, reference
         ):

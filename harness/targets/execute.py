@@ -25,6 +25,8 @@ from harness.hal import (
     is_tensor_type,
     merge_dimensions,
 )
+from harness.oracle.bias import judge_bias
+from harness.oracle.exactness import exact_outputs
 from harness.oracle.outputs import (
     output_producer,
     quantized_operations,
@@ -217,16 +219,21 @@ def _judge_valid(ctx: _Context, path: str, outcome: object, built: LiveRequest) 
     actual = built.read_outputs([e.shape for e in reference.outputs])
     types = [ctx.model.main.operands[i].type for i in ctx.model.main.output_indexes]
     relaxed = ctx.model.relax_computation_float32_to_float16
+    ignore = unspecified_outputs(ctx.model)
+    exact = exact_outputs(ctx.model)
     finding = judge_outputs(
         path,
         actual,
         reference.outputs,
         types,
         relaxed,
-        ignore=unspecified_outputs(ctx.model),
+        ignore=ignore,
         quantized_operations=quantized_operations(ctx.model),
+        exact=exact,
     )
     loop_timeout = ctx.case.execution.get("loopTimeoutNs")
+    if finding is None:
+        finding = judge_bias(path, ctx.model, ctx.live.inputs, reference.outputs, actual, ignore | exact, loop_timeout)
     if (
         finding is not None
         and finding.rule.startswith("accuracy.")
@@ -273,5 +280,3 @@ def _expectation(ctx: _Context, request: Request) -> Expectation:
 
 def _has_while(model: Model) -> bool:
     return any(op.type == OperationType.WHILE for g in (model.main, *model.referenced) for op in g.operations)
-
-

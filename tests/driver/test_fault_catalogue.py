@@ -22,6 +22,7 @@ from harness.reference import run_model
 from tests.driver.fault_models import (
     OP,
     Q8,
+    GraphBuilder,
     Layout,
     average_pool_model,
     binary_model,
@@ -257,6 +258,41 @@ def test_softmax_beta_ignored() -> None:
     np.testing.assert_allclose(right, expected(2.0), rtol=1e-6)
     wrong = execute(faulty("softmax_beta_ignored"), model, [x], [8]).outputs[0].reshape(-1)
     np.testing.assert_allclose(wrong, expected(1.0), rtol=1e-6)
+
+
+def test_arg_index_second_half_off_by_one() -> None:
+    g = GraphBuilder()
+    x = g.input(OperandType.TENSOR_FLOAT32, [2, 4])
+    out = g.output(OperandType.TENSOR_INT32, [2])
+    g.op(OP.ARGMAX, [x, g.scalar(OperandType.INT32, 1)], [out])
+    model = g.model()
+    # Row 0's maximum is in the second half (index 2), row 1's in the first (index 1).
+    values = np.array([[0.0, 1.0, 5.0, 2.0], [0.0, 9.0, 5.0, 2.0]])
+    assert execute(clean(), model, [values], [8]).outputs[0].tolist() == [2, 1]
+    assert execute(faulty("arg_index_second_half_off_by_one"), model, [values], [8]).outputs[0].tolist() == [3, 1]
+
+
+def _quant_conv_model():
+    """A 1x1 quantized CONV_2D of a [1, 1, 4, 1] input: scales 1 (input, filter, bias) and 4 (output), zero
+    points 0, so the output is x * w / 4 rounded."""
+    g = GraphBuilder()
+    x = g.input(Q8, [1, 1, 4, 1], 1.0, 0)
+    w = g.input(Q8, [1, 1, 1, 1], 1.0, 0)
+    b = g.input(OperandType.TENSOR_INT32, [1], 1.0, 0)
+    params = [g.scalar(OperandType.INT32, v) for v in (2, 1, 1, 0)]
+    out = g.output(Q8, [1, 1, 4, 1], 4.0, 0)
+    g.op(OP.CONV_2D, [x, w, b, *params], [out])
+    return g.model()
+
+
+def test_quant_conv_truncates() -> None:
+    model = _quant_conv_model()
+    # x * w / 4 = 1, 0.5, 0.75, 1.75: to nearest (ties away from zero) 1, 1, 1, 2; rounded down 1, 0, 0, 1.
+    # (0.25 would not do: the fixed-point arithmetic rounds it twice, to 0.5 and then up, which is allowed.)
+    inputs = [np.array([4, 2, 3, 7]).reshape(1, 1, 4, 1), np.array([1]).reshape(1, 1, 1, 1), np.array([0])]
+    assert execute(clean(), model, inputs, [4]).outputs[0].reshape(-1).tolist() == [1, 1, 1, 2]
+    wrong = execute(faulty("quant_conv_truncates"), model, inputs, [4]).outputs[0].reshape(-1).tolist()
+    assert wrong == [1, 0, 0, 1]
 
 
 # --- robustness: run in a child process ------------------------------------------------------------------------------

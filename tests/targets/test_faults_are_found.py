@@ -41,6 +41,13 @@ CASES = [
     ("broadcast_wrong_axis", focused(Op.ADD, Op.SUB, Op.MUL, Op.DIV), ACCURACY, 500),
     ("quant_add_uses_first_zero_point", focused(Op.ADD, Op.SUB), {"accuracy.quant8"}, 300),
     ("avg_pool_counts_padding", focused(Op.AVERAGE_POOL_2D), ACCURACY, 300),
+    ("arg_index_second_half_off_by_one", focused(Op.ARGMAX, Op.ARGMIN), {"accuracy.exact"}, 300),
+    (
+        "quant_conv_truncates",
+        focused(Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.GROUPED_CONV_2D, Op.TRANSPOSE_CONV_2D),
+        {"accuracy.rounding_bias"},
+        300,
+    ),
 ]
 
 

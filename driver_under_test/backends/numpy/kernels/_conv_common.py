@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -306,9 +307,10 @@ def conv_multipliers(inp: Tensor, filt: Tensor, out: Tensor, channels: int) -> t
 
 
 def finish_quantized(acc: np.ndarray, multiplier: np.ndarray, shift: np.ndarray, out: Tensor,
-                     activation: int) -> np.ndarray:
-    """Requantize int32 accumulators (channels last), add the output zero point, clamp to the activation range."""
-    scaled = requantize(acc, multiplier, shift) + out.zero_point
+                     activation: int, rescale: Callable[..., np.ndarray] | None = None) -> np.ndarray:
+    """Requantize int32 accumulators (channels last), add the output zero point, clamp to the activation range
+    (`rescale` replaces the requantization: a planted fault's)."""
+    scaled = (rescale or requantize)(acc, multiplier, shift) + out.zero_point
     lo, hi = quantized_activation_range(activation, out.scale, out.zero_point, out.type)
     return np.clip(scaled, lo, hi).astype(numpy_dtype(out.type))
 

@@ -45,6 +45,14 @@ CONV_BIAS_DROPPED_WHEN_NCHW = define(
     "flag set, outputs are activation(input * filter) without the bias (float and quantized), wrong by the "
     "bias of each output channel (breaks CONV_2D/GROUPED_CONV_2D semantics for data layout NCHW).",
 ).name
+QUANT_CONV_TRUNCATES = define(
+    "quant_conv_truncates",
+    "execution",
+    "Quantized CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D and TRANSPOSE_CONV_2D requantize their accumulators "
+    "with plain arithmetic shifts, without the rounding constants: every result is rounded down instead of to "
+    "nearest (breaks the HAL's rounding; each element stays within one step, inside the per-element tolerance, "
+    "but the output is biased by about half a step).",
+).name
 
 
 def _is_quantized(t: Tensor) -> bool:
@@ -65,9 +73,17 @@ def _finish(acc: np.ndarray, call: OpCall, channels: int, activation: int, with_
         bias = None
     if _is_quantized(inp):
         multiplier, shift = conv_multipliers(inp, filt, out, channels)
-        return finish_quantized(acc.astype(np.int64) + int32_bias(bias, channels), multiplier, shift, out,
-                                activation)
+        acc = acc.astype(np.int64) + int32_bias(bias, channels)
+        rescale = _floor_requantize if fault_active(call, QUANT_CONV_TRUNCATES) else None
+        return finish_quantized(acc, multiplier, shift, out, activation, rescale)
     return store_float(float_activation(acc + float_bias(bias, channels), activation), out)
+
+
+def _floor_requantize(acc: np.ndarray, multiplier: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The faulty requantization: acc * multiplier * 2^shift / 2^31 with plain (flooring) shifts."""
+    shift = np.asarray(shift, dtype=np.int64)
+    x = np.clip(np.clip(acc, -(1 << 31), (1 << 31) - 1) << np.maximum(shift, 0), -(1 << 31), (1 << 31) - 1)
+    return ((x * np.asarray(multiplier, dtype=np.int64)) >> 31) >> np.maximum(-shift, 0)
 
 
 def _operands(call: OpCall, x: np.ndarray, filt: Tensor) -> tuple[np.ndarray, np.ndarray, int]:

@@ -20,6 +20,7 @@ from driver_under_test.backends.numpy.kernels.common import (
     QUANT8_TYPES,
     at_least_1d,
     compute_float,
+    fault_active,
     int_vector,
     normalize_axis,
     quant_limits,
@@ -31,7 +32,16 @@ from driver_under_test.backends.numpy.kernels.common import (
 )
 from driver_under_test.backends.numpy.kernels.registry import OpCall, kernel
 from driver_under_test.errors import invalid
+from driver_under_test.faults import define
 from harness.hal import OperationType
+
+ARG_INDEX_SECOND_HALF_OFF_BY_ONE = define(
+    "arg_index_second_half_off_by_one",
+    "execution",
+    "ARGMAX and ARGMIN scan an axis of even length (at least 4) in two halves and add the second half's offset "
+    "once too often: an extreme found in the second half is reported one position too far (breaks ARGMAX/ARGMIN, "
+    "whose index the HAL defines exactly; every wrong index is one off, inside the old int32 tolerance of 1).",
+).name
 
 
 def _axes(call: OpCall, rank: int) -> tuple[int, ...]:
@@ -123,7 +133,11 @@ def _make_arg(fn: Callable[..., np.ndarray]) -> Callable[[OpCall], list[np.ndarr
         if x.data.shape[axis] == 0:
             raise invalid("the reduced axis of ARGMAX/ARGMIN must be non-empty", "exec.empty_input")
         # Ties resolve to the first index, as a sequential scan with a strict comparison would.
-        return [at_least_1d(fn(x.data, axis=axis).astype(np.int32))]
+        index = fn(x.data, axis=axis).astype(np.int32)
+        length = x.data.shape[axis]
+        if fault_active(call, ARG_INDEX_SECOND_HALF_OFF_BY_ONE) and length >= 4 and length % 2 == 0:
+            index = index + (index >= length // 2).astype(np.int32)
+        return [at_least_1d(index)]
 
     return run
 
