@@ -102,6 +102,13 @@ TIMING_ABSENT_UNLESS_MEASURED = define_rule(
 TIMING_IN_DRIVER_COVERS_ON_DEVICE = define_rule(
     "timing.in_driver_covers_on_device", "when both times are reported, timeInDriver >= timeOnDevice"
 )
+UNUSABLE_MEMORY_REFUSED = define_rule(
+    "memory.unusable_refused",
+    "a memory the driver must not use (a hardware-buffer descriptor with a wrong magic, version, format or size; a "
+    "non-BLOB hardware buffer holding constants) fails the call that needs it with GENERAL_FAILURE or "
+    "INVALID_ARGUMENT: no prepared model, no operation reading it reported supported, and an execution gives no "
+    "output shapes and no timing (D13, D25)",
+)
 PATHS_AGREE = define_rule(
     "paths.agree", "every execution path ends with the same status when the reference cannot prescribe one"
 )
@@ -459,6 +466,52 @@ def judge_rejected_request(outcome: object) -> Breach | None:
     for timing in (outcome.timing, getattr(outcome, "timing_launched", None)):  # type: ignore[attr-defined]
         if timing is not None and (timing.time_on_device != NO_TIMING or timing.time_in_driver != NO_TIMING):
             return Breach(INVALID_REQUEST_REJECTED, f"{path}: timing reported for an invalid request", path=path)
+    return None
+
+
+# What a call needing an unusable memory may answer: GENERAL_FAILURE (D13's recommendation for an unsupported
+# memory) or INVALID_ARGUMENT (D25: a malformed argument).
+UNUSABLE_MEMORY_STATUSES = frozenset({ErrorStatus.GENERAL_FAILURE, ErrorStatus.INVALID_ARGUMENT})
+
+
+def judge_unusable_memory_refused(outcome: object) -> Breach | None:
+    """An execution over a memory the driver must not use: GENERAL_FAILURE or INVALID_ARGUMENT, no shapes, no timing."""
+    path, status = outcome.path, outcome.status  # type: ignore[attr-defined]
+    if status not in UNUSABLE_MEMORY_STATUSES:
+        return Breach(UNUSABLE_MEMORY_REFUSED, f"{path} execution answered {_name(status)} over an unusable memory",
+                      f"expected {_names(UNUSABLE_MEMORY_STATUSES)}", path=path)  # fmt: skip
+    if outcome.output_shapes:  # type: ignore[attr-defined]
+        return Breach(UNUSABLE_MEMORY_REFUSED, f"{path}: output shapes returned over an unusable memory", path=path)
+    for timing in (outcome.timing, getattr(outcome, "timing_launched", None)):  # type: ignore[attr-defined]
+        if timing is not None and (timing.time_on_device != NO_TIMING or timing.time_in_driver != NO_TIMING):
+            return Breach(UNUSABLE_MEMORY_REFUSED, f"{path}: timing reported over an unusable memory", path=path)
+    return None
+
+
+def judge_unusable_pool(
+    gso_status: ErrorStatus,
+    flags: Sequence[bool],
+    readers: Collection[int],
+    launch: ErrorStatus,
+    status: ErrorStatus,
+    prepared: object | None,
+) -> Breach | None:
+    """A model with constants in a memory the driver must not use: the operations reading them (`readers`, indexes
+    into main's operations) are not reported supported, and preparation fails with an unusable-memory status."""
+    if gso_status == ErrorStatus.NONE:
+        claimed = [k for k in readers if k < len(flags) and flags[k]]
+        if claimed:
+            return Breach(UNUSABLE_MEMORY_REFUSED, "getSupportedOperations reported supported an operation reading "
+                          "constants from an unusable memory", f"operations {claimed}")  # fmt: skip
+    elif gso_status not in UNUSABLE_MEMORY_STATUSES:
+        return Breach(UNUSABLE_MEMORY_REFUSED, f"getSupportedOperations answered {_name(gso_status)} for a model "
+                      "with an unusable pool")  # fmt: skip
+    finding = judge_preparation_consistent(launch, status, prepared)
+    if finding is not None:
+        return finding
+    if status not in UNUSABLE_MEMORY_STATUSES:
+        title = f"prepareModel answered {_name(status)} (launch {_name(launch)}) for a model with an unusable pool"
+        return Breach(UNUSABLE_MEMORY_REFUSED, title, f"expected {_names(UNUSABLE_MEMORY_STATUSES)}")
     return None
 
 

@@ -41,6 +41,7 @@ CASES = [
     ("broadcast_wrong_axis", focused(Op.ADD, Op.SUB, Op.MUL, Op.DIV), ACCURACY, 500),
     ("quant_add_uses_first_zero_point", focused(Op.ADD, Op.SUB), {"accuracy.quant8"}, 300),
     ("avg_pool_counts_padding", focused(Op.AVERAGE_POOL_2D), ACCURACY, 300),
+    ("hardware_buffer_header_unchecked", TARGETS["request"], {"memory.unusable_refused"}, 300),
 ]
 
 
