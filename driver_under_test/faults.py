@@ -70,3 +70,9 @@ HARDWARE_BUFFER_HEADER_UNCHECKED = define(
     "Maps an execution's hardware-buffer pools without checking their descriptor's magic and version, so a "
     "malformed descriptor is used as if it were valid (D25).",
 ).name
+FILL_SIZE_UNCHECKED = define(
+    "fill_size_unchecked",
+    "robustness",
+    "FILL allocates and writes an output of whatever run-time shape it is given instead of refusing one above the "
+    "element limit with RESOURCE_EXHAUSTED_PERSISTENT, so a huge shape exhausts memory (D26).",
+).name

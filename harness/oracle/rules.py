@@ -109,6 +109,17 @@ UNUSABLE_MEMORY_REFUSED = define_rule(
     "INVALID_ARGUMENT: no prepared model, no operation reading it reported supported, and an execution gives no "
     "output shapes and no timing (D13, D25)",
 )
+MEMORY_BOUNDED = define_rule(
+    "limits.memory_bounded",
+    "no case makes the driver's process grow its resident memory past the per-case budget: a size the driver will "
+    "not run is refused with a status, not by exhausting memory (D26)",
+)
+SIZE_REFUSED_OR_RUN = define_rule(
+    "limits.refused_or_run",
+    "a model or request too big for the driver is refused with RESOURCE_EXHAUSTED_* or GENERAL_FAILURE from "
+    "prepareModel or the execution (getSupportedOperations may call it unsupported); when the driver runs it, its "
+    "answer is right (D26)",
+)
 PATHS_AGREE = define_rule(
     "paths.agree", "every execution path ends with the same status when the reference cannot prescribe one"
 )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from harness.case import Case, Live, build_request, request_to_json
 from harness.gen.handles import change_pool
+from harness.gen.huge import generate_huge
 from harness.gen.model import GeneratedModel, ModelConfig, generate_model
 from harness.gen.mutations import Mutation, apply_random
 from harness.gen.requests import RequestConfig, generate_request
@@ -22,12 +23,13 @@ from harness.hal.memory import Memory
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS
 from harness.targets._common import DEFAULT_TIMEOUT_S
+from harness.targets._limits import judge_huge_case
 from harness.targets.base import register_target
 from harness.targets.execute import Plan, execute_case
 
-# How often (out of 6) decode breaks the request for every path, for the fenced path only, or puts one pool in an
-# unusual or malformed memory handle (harness.gen.handles).
-DEFAULT_KINDS = ("request", "request", "request", "request", "fenced_request", "handle")
+# How often (out of 7) decode breaks the request for every path, for the fenced path only, puts one pool in an
+# unusual or malformed memory handle (harness.gen.handles) or runs a model of a huge size (harness.gen.huge, D26).
+DEFAULT_KINDS = ("request", "request", "request", "request", "fenced_request", "handle", "huge")
 
 
 @dataclass
@@ -44,8 +46,10 @@ class RequestTarget:
     def decode(self, source: Source) -> Case:
         """A generated model and inputs with a valid request broken by one mutation, or with one pool in an unusual
         or malformed memory handle."""
-        generated = generate_model(source, self.model_config)
         kind = source.choice(self.kinds)
+        if kind == "huge":
+            return self._huge_case(source)
+        generated = generate_model(source, self.model_config)
         if kind == "handle":
             return self._handle_case(source, generated)
         try:
@@ -74,6 +78,15 @@ class RequestTarget:
             expect={"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v},
             live=Live(generated.model, generated.inputs, reference=generated_request.expected),
         )
+
+    def _huge_case(self, source: Source) -> Case:
+        """A small model with one huge size (constant or run-time), with a request giving its output a small buffer."""
+        huge = generate_huge(source)
+        expect = {"valid": True, "kind": "huge", "mutation": huge.name, "rule": "D26", "parameter": huge.parameter,
+                  "atRunTime": huge.at_run_time, "outputShape": huge.output_shape}  # fmt: skip
+        execution = {"measure": False, "deadlineNs": None, "loopTimeoutNs": None}
+        return Case(self.name, request=huge.request_json, execution=execution, expect=expect,
+                    live=Live(huge.model, list(huge.inputs)))  # fmt: skip
 
     def _handle_case(self, source: Source, generated: GeneratedModel) -> Case:
         """A valid request with one of its own pools changed by a drawn HandleChange."""
@@ -108,6 +121,8 @@ class RequestTarget:
     def run(self, case: Case, device: Device) -> Verdict:
         """Every path must reject a broken request; a fenced-only breakage is executed normally elsewhere."""
         kind = case.expect.get("kind", "request")
+        if kind == "huge":
+            return judge_huge_case(self.name, case, device, self.timeout_s)
         if kind == "handle":
             plan = Plan(paths=self.paths, timeout_s=self.timeout_s, memory=case.expect.get("memory", "usable"))
             return execute_case(self.name, case, device, plan)
