@@ -11,8 +11,9 @@ what a driver must do with the result, in a request and as a model pool:
 - "refused": a descriptor that cannot be what it claims (bad magic, version, format or size, D25), or a non-BLOB
   hardware buffer holding constants (D13: only for execution): the call that needs the memory fails.
 
-The table is drawn by `change_pool`; what the oracle expects of each outcome is harness.oracle.rules'
-judge_unusable_memory_refused and judge_unusable_pool.
+The table is drawn by `change_pool`; the request target judges "refused" with harness.oracle.rules'
+judge_unusable_memory_refused. `in_model` records what a model pool changed so must get; no target draws model
+pools from this table yet.
 """
 
 from __future__ import annotations

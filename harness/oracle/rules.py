@@ -499,33 +499,6 @@ def judge_unusable_memory_refused(outcome: object) -> Breach | None:
     return None
 
 
-def judge_unusable_pool(
-    gso_status: ErrorStatus,
-    flags: Sequence[bool],
-    readers: Collection[int],
-    launch: ErrorStatus,
-    status: ErrorStatus,
-    prepared: object | None,
-) -> Breach | None:
-    """A model with constants in a memory the driver must not use: the operations reading them (`readers`, indexes
-    into main's operations) are not reported supported, and preparation fails with an unusable-memory status."""
-    if gso_status == ErrorStatus.NONE:
-        claimed = [k for k in readers if k < len(flags) and flags[k]]
-        if claimed:
-            return Breach(UNUSABLE_MEMORY_REFUSED, "getSupportedOperations reported supported an operation reading "
-                          "constants from an unusable memory", f"operations {claimed}")  # fmt: skip
-    elif gso_status not in UNUSABLE_MEMORY_STATUSES:
-        return Breach(UNUSABLE_MEMORY_REFUSED, f"getSupportedOperations answered {_name(gso_status)} for a model "
-                      "with an unusable pool")  # fmt: skip
-    finding = judge_preparation_consistent(launch, status, prepared)
-    if finding is not None:
-        return finding
-    if status not in UNUSABLE_MEMORY_STATUSES:
-        title = f"prepareModel answered {_name(status)} (launch {_name(launch)}) for a model with an unusable pool"
-        return Breach(UNUSABLE_MEMORY_REFUSED, title, f"expected {_names(UNUSABLE_MEMORY_STATUSES)}")
-    return None
-
-
 def judge_paths_agree(statuses: dict[str, ErrorStatus]) -> Breach | None:
     """Every path that ran ended with the same status."""
     if len(set(statuses.values())) <= 1:
