@@ -60,3 +60,19 @@ def resolve(faults: Iterable[str] | None) -> FaultSet:
     elif isinstance(faults, str):
         faults = faults.split(",")
     return FaultSet(faults)
+
+
+# --- Faults declared here rather than beside the code that consults them ------------------------------------------
+
+HARDWARE_BUFFER_HEADER_UNCHECKED = define(
+    "hardware_buffer_header_unchecked",
+    "robustness",
+    "Maps an execution's hardware-buffer pools without checking their descriptor's magic and version, so a "
+    "malformed descriptor is used as if it were valid (D25).",
+).name
+FILL_SIZE_UNCHECKED = define(
+    "fill_size_unchecked",
+    "robustness",
+    "FILL allocates and writes an output of whatever run-time shape it is given instead of refusing one above the "
+    "element limit with RESOURCE_EXHAUSTED_PERSISTENT, so a huge shape exhausts memory (D26).",
+).name

@@ -88,13 +88,13 @@ def _kind_name(memory: object) -> str:
     return str(getattr(kind, "value", kind))
 
 
-def _decode_hardware_buffer(fd: int, kind: str) -> tuple[int, int]:
+def _decode_hardware_buffer(fd: int, kind: str, check_header: bool = True) -> tuple[int, int]:
     """Decode a hardware buffer's header: (data offset, data size), or raise if it cannot be decoded."""
     raw = os.pread(fd, _HEADER.size, 0)
     if len(raw) != _HEADER.size:
         raise failure(f"{kind}: descriptor header truncated", "memory.hardware_buffer.header")
     magic, version, width, height, layers, fmt, _usage = _HEADER.unpack(raw)
-    if magic != _MAGIC or version != 1:
+    if check_header and (magic != _MAGIC or version != 1):
         raise failure(
             f"{kind}: undecodable descriptor (magic {magic!r}, version {version})", "memory.hardware_buffer.header"
         )
@@ -107,9 +107,11 @@ def _decode_hardware_buffer(fd: int, kind: str) -> tuple[int, int]:
     return _HEADER.size, width * height * layers * _FORMAT_BYTES_PER_PIXEL[fmt]
 
 
-def map_pool(memory: object, allowed_kinds: tuple[str, ...], *, writable: bool = True) -> PoolMapping:
+def map_pool(
+    memory: object, allowed_kinds: tuple[str, ...], *, writable: bool = True, check_header: bool = True
+) -> PoolMapping:
     """Map a client memory handle; GENERAL_FAILURE for kinds the device does not support or cannot decode."""
-    kind, _, start, size, mm = _map(memory, allowed_kinds, writable)
+    kind, _, start, size, mm = _map(memory, allowed_kinds, writable, check_header)
     if mm is None:
         return PoolMapping(kind, 0, np.empty(0, np.uint8), None)
     return PoolMapping(kind, size, np.frombuffer(mm, dtype=np.uint8, count=size, offset=start % _PAGE), mm)
@@ -139,7 +141,9 @@ def open_pool(memory: object, allowed_kinds: tuple[str, ...], *, writable: bool 
     return PoolFile(kind, size, own, start)
 
 
-def _map(memory: object, allowed_kinds: tuple[str, ...], writable: bool) -> tuple[str, int, int, int, mmap.mmap | None]:
+def _map(
+    memory: object, allowed_kinds: tuple[str, ...], writable: bool, check_header: bool = True
+) -> tuple[str, int, int, int, mmap.mmap | None]:
     """(kind, descriptor, where the bytes begin in the file, size, the mapping or None for an empty pool)."""
     kind = _kind_name(memory)
     if kind not in ALL_KINDS:
@@ -152,7 +156,7 @@ def _map(memory: object, allowed_kinds: tuple[str, ...], writable: bool) -> tupl
     if not isinstance(fd, int) or fd < 0 or not isinstance(size, int) or size < 0:
         raise invalid("memory handle without a valid descriptor or size", "memory.handle")
     if kind.startswith("hardware_buffer"):
-        offset, decoded_size = _decode_hardware_buffer(fd, kind)
+        offset, decoded_size = _decode_hardware_buffer(fd, kind, check_header)
         if decoded_size != size:
             raise failure(
                 f"{kind}: descriptor says {decoded_size} bytes, handle says {size}", "memory.hardware_buffer.size"

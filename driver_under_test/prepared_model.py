@@ -13,7 +13,7 @@ from driver_under_test._workers import WorkerPool
 from driver_under_test.backends import Constants, Program, RunSettings
 from driver_under_test.burst import configure_burst
 from driver_under_test.errors import DriverError, as_driver_error, failure, invalid
-from driver_under_test.faults import FaultSet, define
+from driver_under_test.faults import HARDWARE_BUFFER_HEADER_UNCHECKED, FaultSet, define
 from driver_under_test.memory_domain import DriverBuffer, MemoryDomain, check_request, forget_outputs
 from driver_under_test.options import DeviceOptions
 from driver_under_test.pools import PoolMapping, map_pool
@@ -162,7 +162,8 @@ class DriverPreparedModel(PreparedModel):
                                       "V35.unknown_buffer_token")  # fmt: skip
                     mappings.append(buffer)
                     continue
-                mappings.append(map_pool(pool, self._options.execution_memory_kinds))
+                check_header = not self._faults.active(HARDWARE_BUFFER_HEADER_UNCHECKED)
+                mappings.append(map_pool(pool, self._options.execution_memory_kinds, check_header=check_header))
         except DriverError:
             for m in mappings:
                 if isinstance(m, PoolMapping):

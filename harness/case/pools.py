@@ -24,9 +24,17 @@ def _mmap_fd(d: dict) -> Memory:
     return create_mmap_fd(int(d["size"]), offset=int(d.get("offset", 0)))
 
 
+def _header(d: dict) -> dict[str, int | bytes] | None:
+    """Header fields a malformed descriptor writes differently ({"magic": str in latin-1, others: int})."""
+    raw = d.get("header")
+    if not raw:
+        return None
+    return {k: v.encode("latin-1") if k == "magic" else int(v) for k, v in raw.items()}
+
+
 def _blob(d: dict) -> Memory:
     return create_hardware_buffer_blob(
-        int(d["size"]), usage=int(d.get("usage", 0)), decodable=bool(d.get("decodable", True))
+        int(d["size"]), usage=int(d.get("usage", 0)), decodable=bool(d.get("decodable", True)), header=_header(d)
     )
 
 
@@ -36,7 +44,7 @@ def _hardware_buffer(d: dict) -> Memory:
         size = int(d["size"])
         if size % 4:
             raise ValueError(f"hardware_buffer pool of {size} bytes needs width/height (not a multiple of 4)")
-        return create_hardware_buffer(size // 4, 1, 1, usage=int(d.get("usage", 0)))
+        return create_hardware_buffer(size // 4, 1, 1, usage=int(d.get("usage", 0)), header=_header(d))
     return create_hardware_buffer(
         int(d["width"]),
         int(d.get("height", 1)),
@@ -44,6 +52,7 @@ def _hardware_buffer(d: dict) -> Memory:
         format=int(d.get("format", HWB_FORMAT_R8G8B8A8_UNORM)),
         usage=int(d.get("usage", 0)),
         decodable=bool(d.get("decodable", True)),
+        header=_header(d),
     )
 
 
@@ -100,4 +109,6 @@ def pool_to_json(memory: Memory) -> dict:
             d["usage"] = desc.usage
         if not desc.decodable:
             d["decodable"] = False
+        if desc.header:
+            d["header"] = {k: v.decode("latin-1") if isinstance(v, bytes) else v for k, v in desc.header}
     return d

@@ -41,7 +41,7 @@ import struct
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -111,6 +111,9 @@ class HardwareBufferDesc:
     format: int
     usage: int
     decodable: bool = True
+    # Header fields written differently from the description above (a malformed descriptor): (field, value) pairs
+    # over "magic" (4 bytes), "version", "width", "height", "layers" and "format".
+    header: tuple[tuple[str, int | bytes], ...] = ()
 
 
 def _check_int(name: str, value: int, lo: int, hi: int) -> int:
@@ -480,7 +483,13 @@ def _create_hwb(kind: MemoryKind, desc: HardwareBufferDesc, size: int) -> Memory
     fd = _new_memfd(f"nnfuzz-{kind.value}", HWB_HEADER_SIZE + size)
     magic = HWB_MAGIC if desc.decodable else HWB_UNDECODABLE_MAGIC
     fmt = desc.format if desc.decodable else HWB_FORMAT_UNDECODABLE
-    header = _HWB_HEADER.pack(magic, HWB_VERSION, desc.width, desc.height, desc.layers, fmt, desc.usage)
+    fields = {"magic": magic, "version": HWB_VERSION, "width": desc.width, "height": desc.height,
+              "layers": desc.layers, "format": fmt}  # fmt: skip
+    unknown = set(dict(desc.header)) - set(fields)
+    if unknown:
+        raise ValueError(f"unknown hardware buffer header field(s) {sorted(unknown)}")
+    fields.update(desc.header)
+    header = _HWB_HEADER.pack(*fields.values(), desc.usage)
     try:
         os.pwrite(fd, header, 0)
     except BaseException:
@@ -489,12 +498,14 @@ def _create_hwb(kind: MemoryKind, desc: HardwareBufferDesc, size: int) -> Memory
     return _created(Memory(kind, fd, HWB_HEADER_SIZE, size, hardware_buffer=desc))
 
 
-def create_hardware_buffer_blob(size: int, usage: int = 0, decodable: bool = True) -> Memory:
-    """A new BLOB hardware buffer of `size` bytes (width = size, height = layers = 1)."""
+def create_hardware_buffer_blob(
+    size: int, usage: int = 0, decodable: bool = True, header: Mapping[str, int | bytes] | None = None
+) -> Memory:
+    """A new BLOB hardware buffer of `size` bytes (width = size, height = layers = 1); `header` overrides fields."""
     size = _check_create_size(size)
     _check_int("blob size", size, 0, 0xFFFFFFFF)
     _check_int("usage", usage, 0, _U64_MAX)
-    desc = HardwareBufferDesc(size, 1, 1, HWB_FORMAT_BLOB, usage, decodable)
+    desc = HardwareBufferDesc(size, 1, 1, HWB_FORMAT_BLOB, usage, decodable, tuple((header or {}).items()))
     return _create_hwb(MemoryKind.HARDWARE_BUFFER_BLOB, desc, size)
 
 
@@ -505,15 +516,16 @@ def create_hardware_buffer(
     format: int = HWB_FORMAT_R8G8B8A8_UNORM,
     usage: int = 0,
     decodable: bool = True,
+    header: Mapping[str, int | bytes] | None = None,
 ) -> Memory:
-    """A new non-BLOB hardware buffer of width x height x layers pixels."""
+    """A new non-BLOB hardware buffer of width x height x layers pixels; `header` overrides written fields."""
     for name, value in (("width", width), ("height", height), ("layers", layers)):
         _check_int(name, value, 0, 0xFFFFFFFF)
     _check_int("usage", usage, 0, _U64_MAX)
     if format not in _HWB_BYTES_PER_PIXEL:
         raise ValueError(f"unknown hardware buffer format {format:#x}")
     size = _check_create_size(width * height * layers * _HWB_BYTES_PER_PIXEL[format])
-    desc = HardwareBufferDesc(width, height, layers, format, usage, decodable)
+    desc = HardwareBufferDesc(width, height, layers, format, usage, decodable, tuple((header or {}).items()))
     return _create_hwb(MemoryKind.HARDWARE_BUFFER, desc, size)
 
 

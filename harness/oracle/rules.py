@@ -114,6 +114,24 @@ TIMING_ABSENT_UNLESS_MEASURED = define_rule(
 TIMING_IN_DRIVER_COVERS_ON_DEVICE = define_rule(
     "timing.in_driver_covers_on_device", "when both times are reported, timeInDriver >= timeOnDevice"
 )
+UNUSABLE_MEMORY_REFUSED = define_rule(
+    "memory.unusable_refused",
+    "a memory the driver must not use (a hardware-buffer descriptor with a wrong magic, version, format or size; a "
+    "non-BLOB hardware buffer holding constants) fails the call that needs it with GENERAL_FAILURE or "
+    "INVALID_ARGUMENT: no prepared model, no operation reading it reported supported, and an execution gives no "
+    "output shapes and no timing (D13, D25)",
+)
+MEMORY_BOUNDED = define_rule(
+    "limits.memory_bounded",
+    "no case makes the driver's process grow its resident memory past the per-case budget: a size the driver will "
+    "not run is refused with a status, not by exhausting memory (D26)",
+)
+SIZE_REFUSED_OR_RUN = define_rule(
+    "limits.refused_or_run",
+    "a model or request too big for the driver is refused with RESOURCE_EXHAUSTED_* or GENERAL_FAILURE from "
+    "prepareModel or the execution (getSupportedOperations may call it unsupported); when the driver runs it, its "
+    "answer is right (D26)",
+)
 PATHS_AGREE = define_rule(
     "paths.agree", "every execution path ends with the same status when the reference cannot prescribe one"
 )
@@ -484,6 +502,25 @@ def judge_rejected_request(outcome: object) -> Breach | None:
     for timing in (outcome.timing, getattr(outcome, "timing_launched", None)):  # type: ignore[attr-defined]
         if timing is not None and (timing.time_on_device != NO_TIMING or timing.time_in_driver != NO_TIMING):
             return Breach(INVALID_REQUEST_REJECTED, f"{path}: timing reported for an invalid request", path=path)
+    return None
+
+
+# What a call needing an unusable memory may answer: GENERAL_FAILURE (D13's recommendation for an unsupported
+# memory) or INVALID_ARGUMENT (D25: a malformed argument).
+UNUSABLE_MEMORY_STATUSES = frozenset({ErrorStatus.GENERAL_FAILURE, ErrorStatus.INVALID_ARGUMENT})
+
+
+def judge_unusable_memory_refused(outcome: object) -> Breach | None:
+    """An execution over a memory the driver must not use: GENERAL_FAILURE or INVALID_ARGUMENT, no shapes, no timing."""
+    path, status = outcome.path, outcome.status  # type: ignore[attr-defined]
+    if status not in UNUSABLE_MEMORY_STATUSES:
+        return Breach(UNUSABLE_MEMORY_REFUSED, f"{path} execution answered {_name(status)} over an unusable memory",
+                      f"expected {_names(UNUSABLE_MEMORY_STATUSES)}", path=path)  # fmt: skip
+    if outcome.output_shapes:  # type: ignore[attr-defined]
+        return Breach(UNUSABLE_MEMORY_REFUSED, f"{path}: output shapes returned over an unusable memory", path=path)
+    for timing in (outcome.timing, getattr(outcome, "timing_launched", None)):  # type: ignore[attr-defined]
+        if timing is not None and (timing.time_on_device != NO_TIMING or timing.time_in_driver != NO_TIMING):
+            return Breach(UNUSABLE_MEMORY_REFUSED, f"{path}: timing reported over an unusable memory", path=path)
     return None
 
 

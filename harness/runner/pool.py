@@ -98,6 +98,26 @@ def _signal_name(exit_code: int) -> str:
         return f"signal {-exit_code}"
 
 
+# The address space a worker may take, in MiB (RLIMIT_AS; 0: unlimited). A worker running ordinary cases peaks near
+# 600 MiB of address space and 75 MiB resident (LiteRT loaded, measured over the execution and differential
+# targets), so 4 GiB leaves ample room while a driver that allocates a huge model meets a MemoryError.
+DEFAULT_MEMORY_LIMIT_MB = 4096
+MEMORY_LIMIT_ENV = "NNFUZZ_WORKER_MEMORY_MB"
+# How much one case may grow a worker's peak resident memory, in MiB (0: unchecked): ordinary cases grow it by a few.
+DEFAULT_MEMORY_BUDGET_MB = 512
+MEMORY_BUDGET_ENV = "NNFUZZ_CASE_MEMORY_BUDGET_MB"
+
+
+def memory_limit_mb() -> int:
+    """The workers' address-space cap in MiB: NNFUZZ_WORKER_MEMORY_MB if set, else DEFAULT_MEMORY_LIMIT_MB."""
+    return int(os.environ.get(MEMORY_LIMIT_ENV, DEFAULT_MEMORY_LIMIT_MB))
+
+
+def memory_budget_mb() -> int:
+    """One case's allowance of peak resident memory growth in MiB: NNFUZZ_CASE_MEMORY_BUDGET_MB, else the default."""
+    return int(os.environ.get(MEMORY_BUDGET_ENV, DEFAULT_MEMORY_BUDGET_MB))
+
+
 class WorkerPool:
     """One reusable worker process running cases on a device made from a driver spec and faults."""
 
@@ -108,8 +128,11 @@ class WorkerPool:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
         import_path: Sequence[str] = (),
+        memory_limit: int | None = None,
     ) -> None:
         self.driver_spec = driver_spec
+        # The worker's address-space cap in MiB (None: memory_limit_mb(); 0: none).
+        self.memory_limit = memory_limit_mb() if memory_limit is None else memory_limit
         # Folders the worker searches before this process's import path: a copy of a driver package placed there
         # is the one the worker's driver spec loads (the mutation self-evaluation runs mutated copies this way).
         self.import_path = tuple(import_path)
@@ -145,7 +168,7 @@ class WorkerPool:
         self._worker = _Worker(process, parent, Path(log_path))
         self.starts += 1
         try:
-            parent.send(([*self.import_path, *sys.path], self.driver_spec, self.faults, log_path))
+            parent.send(([*self.import_path, *sys.path], self.driver_spec, self.faults, log_path, self.memory_limit))
         except OSError:
             pass  # the worker is already gone: the wait below says so
         deadline = time.monotonic() + self.startup_timeout_s

@@ -23,6 +23,7 @@ import ctypes
 import ctypes.util
 import faulthandler
 import os
+import resource
 import signal
 import sys
 import time
@@ -32,9 +33,18 @@ from multiprocessing.connection import Connection
 
 from harness.drivers import create_device
 from harness.hal import Device
+from harness.oracle.rules import MEMORY_BOUNDED
 from harness.oracle.verdict import Outcome, Verdict
-from harness.runner.execute import as_case, decode_bytes, decode_seed, harness_error, resolve_target, run_case
-from harness.runner.pool import HANG_DUMP_SIGNAL
+from harness.runner.execute import (
+    Judged,
+    as_case,
+    decode_bytes,
+    decode_seed,
+    harness_error,
+    resolve_target,
+    run_case,
+)
+from harness.runner.pool import HANG_DUMP_SIGNAL, MEMORY_BUDGET_ENV, memory_budget_mb
 from harness.targets.base import Target
 
 
@@ -42,9 +52,51 @@ def main(argv: Sequence[str]) -> None:
     """Entry point: connect to the parent, take its import path and configuration, serve."""
     die_with_parent()
     conn = Connection(int(argv[0]))
-    parent_path, driver_spec, faults, crash_log = conn.recv()
+    parent_path, driver_spec, faults, crash_log, memory_limit_mb = conn.recv()
     sys.path[:] = list(dict.fromkeys([*parent_path, *sys.path]))
+    limit_memory(memory_limit_mb)
     serve(conn, driver_spec, faults, crash_log)
+
+
+def limit_memory(limit_mb: int | None) -> bool:
+    """Cap this process's address space at `limit_mb` MiB (None or 0: no cap); True if the cap is in place.
+
+    A driver that tries to run a huge model then meets a MemoryError (or dies) inside its worker, where the case
+    is judged, instead of exhausting the machine's memory.
+    """
+    if not limit_mb:
+        return False
+    limit = int(limit_mb) << 20
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MiB (ru_maxrss counts KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def within_memory_budget(judged: Judged, before_mb: float, target: Target) -> Judged:
+    """The judged case, or a memory.bounded failure when it made the peak resident memory grow past the budget."""
+    grown = peak_rss_mb() - before_mb
+    budget = memory_budget_mb()
+    if not budget or grown <= budget or not judged.verdict.ok:
+        return judged
+    verdict = Verdict(
+        Outcome.FAILURE,
+        rule=MEMORY_BOUNDED,
+        title=f"the case made the worker's peak resident memory grow by {grown:.0f} MiB",
+        details=f"more than the budget of {budget} MiB ({MEMORY_BUDGET_ENV}); a huge size must be refused, not run",
+        target=target.name,
+        extras={"grown_mb": round(grown)},
+    )
+    return Judged(verdict, judged.traceback_text)
 
 
 _PR_SET_PDEATHSIG = 1
@@ -118,7 +170,8 @@ def _one(conn: Connection, device: Device, target: Target, kind: str, payload: o
     # The JSON as decoded: a driver that writes into the model's pools cannot change what the replay reads.
     case_json = case.to_json()
     try:
-        judged = run_case(target, case, device)
+        before = peak_rss_mb()
+        judged = within_memory_budget(run_case(target, case, device), before, target)
     finally:
         case.close()
     return ("result", judged.verdict.to_json(), judged.traceback_text, case_json, time.perf_counter() - start)
@@ -143,7 +196,8 @@ def _random(
             if case is None:
                 rejected += 1
                 continue
-            judged = run_case(target, case, device)
+            before = peak_rss_mb()
+            judged = within_memory_budget(run_case(target, case, device), before, target)
         if not judged.verdict.ok:
             failed = {
                 "seed": seed,

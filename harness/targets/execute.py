@@ -42,6 +42,7 @@ from harness.oracle.rules import (
     judge_paths_agree,
     judge_rejected_request,
     judge_supported_operations,
+    judge_unusable_memory_refused,
     judge_valid_preparation,
     verdict_of,
 )
@@ -74,6 +75,7 @@ class _Context:
     timeout_s: float
     expectation: Expectation | None = None
     extras: dict = field(default_factory=dict)
+    memory: str = "usable"  # Plan.memory
 
     @property
     def model(self) -> Model:
@@ -102,6 +104,9 @@ class Plan:
     invalid_on: frozenset[str] = frozenset()  # paths that must reject the request
     paths: tuple[str, ...] | None = None  # None: every path of harness.paths.PATHS
     timeout_s: float = DEFAULT_TIMEOUT_S
+    # What the request's memories allow (harness.gen.handles): "usable" as generated, "optional" (a memory kind the
+    # driver may turn down: GENERAL_FAILURE is also acceptable) or "refused" (every path must fail).
+    memory: str = "usable"
 
 
 def execute_case(target: str, case: Case, device: Device, plan: Plan) -> Verdict:
@@ -131,7 +136,7 @@ def _execute(target: str, case: Case, live: Live, device: Device, plan: Plan) ->
             # The generator built an invalid model: the driver was right to reject it.
             return verdict_of([], target, disputed="built as valid, the reference validator says invalid")
         return verdict_of([finding] if finding else [], target)
-    ctx = _Context(target, case, live, prepared, all(flags), plan.timeout_s)
+    ctx = _Context(target, case, live, prepared, all(flags), plan.timeout_s, memory=plan.memory)
     statuses: dict[str, ErrorStatus] = {}
     # One set of pools serves every path (as a client reuses its memories), put back as built before each.
     built = live.request
@@ -190,6 +195,9 @@ def _fenced_applies(case: Case, model: Model) -> bool:
 def _run_path(ctx: _Context, built: LiveRequest, path: str, *, rejects: bool) -> tuple[list[Breach], ErrorStatus]:
     """Run one path on the request and judge it; (findings, status)."""
     outcome = call(f"{path} execution", PATHS[path], ctx.prepared, built.request, ctx.args())
+    if ctx.memory == "refused":
+        finding = judge_unusable_memory_refused(outcome)
+        return ([finding] if finding else []), outcome.status
     if rejects:
         finding = judge_rejected_request(outcome)
         if finding is None:
@@ -273,7 +281,7 @@ def _expectation(ctx: _Context, request: Request) -> Expectation:
         measure=ctx.measure,
         unspecified=reference.unspecified,
         timing_dependent=timing_dependent,
-        unsupported_ok=not ctx.all_supported,
+        unsupported_ok=not ctx.all_supported or ctx.memory == "optional",
     )
     return ctx.expectation
 

@@ -48,6 +48,7 @@ CASES = [
         {"accuracy.rounding_bias"},
         300,
     ),
+    ("hardware_buffer_header_unchecked", TARGETS["request"], {"memory.unusable_refused"}, 300),
 ]
 
 

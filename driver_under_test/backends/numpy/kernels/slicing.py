@@ -16,12 +16,14 @@ from driver_under_test.backends.numpy.kernels.common import (
     QUANT8,
     at_least_1d,
     check_result_size,
+    fault_active,
     int_vector,
     normalize_axis,
     required,
 )
 from driver_under_test.backends.numpy.kernels.registry import OpCall, kernel
 from driver_under_test.errors import invalid
+from driver_under_test.faults import FILL_SIZE_UNCHECKED
 from harness.hal import OperandType, OperationType, numpy_dtype
 
 _MOVE_TYPES = (*FLOATS, *QUANT8)
@@ -126,7 +128,8 @@ def fill_kernel(call: OpCall) -> list[np.ndarray]:
     out_type = call.outputs[0].type
     if out_type not in _FILL_TYPES:
         raise invalid(f"FILL cannot produce operand type {out_type}", "exec.operand_type")
-    check_result_size(shape)
+    if not fault_active(call, FILL_SIZE_UNCHECKED):
+        check_result_size(shape)
     return [at_least_1d(np.full(shape, call.scalar(1, 0), dtype=numpy_dtype(out_type)))]
 
 
