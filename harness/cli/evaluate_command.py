@@ -33,7 +33,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="time per fault and for the fault-free run (default 60)",
     )
     parser.add_argument("--faults", help="only these faults, a,b (default: the whole catalogue)")
-    parser.add_argument("--targets", nargs="+", metavar="T", help="targets to run (default: every registered target)")
+    parser.add_argument(
+        "--targets",
+        nargs="+",
+        metavar="T",
+        help="targets to run (default: every registered target but differential, which judges the driver's engines "
+        "against each other)",
+    )
     parser.add_argument("--list", action="store_true", help="list the fault catalogue and exit")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the report as JSON to OUT")
     add_driver(parser, "driver", env=False)
@@ -111,10 +117,11 @@ def _print_table(report) -> None:
 
 
 def _targets(args: argparse.Namespace) -> list[str]:
-    """The targets asked for (default: every registered target), each one known."""
+    """The targets asked for (default: every registered target but those an evaluation leaves out), each known."""
+    from harness.evaluate import default_targets
     from harness.runner import UnknownTarget, registered_targets, resolve_target
 
-    targets = args.targets or sorted(registered_targets())
+    targets = args.targets or default_targets(registered_targets())
     try:
         for t in targets:
             resolve_target(t)

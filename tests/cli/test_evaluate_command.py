@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -92,3 +93,14 @@ def test_the_report_on_the_real_driver_has_the_documented_shape(tmp_path: Path) 
     assert isinstance(entry["found"], bool)
     assert (entry["seconds"] is None) == (not entry["found"])
     assert code == (0 if entry["found"] and not report["false_alarms"] else 1)
+
+
+def test_an_evaluation_runs_every_target_but_the_one_judging_engines_unless_it_is_named(capsys) -> None:
+    from harness.cli.evaluate_command import _targets
+    from harness.runner import registered_targets
+
+    registered = set(registered_targets())
+    assert "differential" in registered
+    default = _targets(argparse.Namespace(targets=None))
+    assert set(default) == registered - {"differential"}
+    assert _targets(argparse.Namespace(targets=["differential"])) == ["differential"]
