@@ -68,6 +68,12 @@ def _transpose_positions(inputs: Sequence[Operand]) -> list[tuple[str, int]]:
 
 
 _POOL = _Window(first=1, window=2).positions
+
+
+def _activation_at(position: int) -> Callable[[Sequence[Operand]], list[tuple[str, int]]]:
+    """An operation whose only bounded parameter is its fused activation, at this input position."""
+    return lambda inputs: [("activation", position)]
+
 # Operation -> where its bounded parameters sit, given its input operands.
 PARAMETER_POSITIONS: dict[int, Callable[[Sequence[Operand]], list[tuple[str, int]]]] = {
     int(_O.CONV_2D): _Window(first=3, dilation=True).positions,
@@ -77,6 +83,12 @@ PARAMETER_POSITIONS: dict[int, Callable[[Sequence[Operand]], list[tuple[str, int
     int(_O.AVERAGE_POOL_2D): _POOL,
     int(_O.MAX_POOL_2D): _POOL,
     int(_O.L2_POOL_2D): _POOL,
+    **{int(op): _activation_at(2) for op in (_O.ADD, _O.SUB, _O.MUL, _O.DIV)},
+    int(_O.FULLY_CONNECTED): _activation_at(3),
+    int(_O.RNN): _activation_at(5),
+    int(_O.UNIDIRECTIONAL_SEQUENCE_RNN): _activation_at(5),
+    int(_O.BIDIRECTIONAL_SEQUENCE_RNN): _activation_at(12),
+    int(_O.SVDF): _activation_at(6),
 }
 
 

@@ -46,7 +46,7 @@ from harness.ops._nn_util import (
     to_nhwc,
     window_taps,
 )
-from harness.ops.common import apply_activation, define, from_real, to_real
+from harness.ops.common import apply_activation, define, from_real, fused_activation, to_real
 from harness.ops.parameters import WINDOW_DOMAINS, domain_problems, refuse_outside
 from harness.ops.registry import Arg, KernelContext, ShapeContext, Signature
 
@@ -495,12 +495,14 @@ def fc_kernel(ctx: KernelContext) -> list[np.ndarray]:
 
 
 def _fc_check(ctx: ShapeContext) -> list[str]:
-    problems = bias_check(ctx) + dims_agree((1, 0, 2, 0))(ctx)
+    problems = bias_check(ctx) + dims_agree((1, 0, 2, 0))(ctx) + _FC_ACTIVATION(ctx)
     inp, wts = ctx.shapes[0], ctx.shapes[1]
     if inp and wts and len(wts) == 2 and wts[1] and 0 not in inp and int(np.prod(inp)) % wts[1]:
         problems.append("input elements must be a multiple of input_size")
     return problems
 
+
+_FC_ACTIVATION = fused_activation(3)
 
 FC_TYPINGS = [
     ConvTyping(F32, F32, F32, "V1_0"),

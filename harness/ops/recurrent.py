@@ -40,7 +40,7 @@ from harness.ops._nn_util import (
     sigmoid,
     tensor,
 )
-from harness.ops.common import apply_activation, from_real, round_half_away, to_real
+from harness.ops.common import apply_activation, checks, from_real, fused_activation, round_half_away, to_real
 from harness.ops.registry import Arg, KernelContext, ShapeContext, Signature
 
 # Layer normalization of the LSTM gates divides by sqrt(variance + this).
@@ -451,13 +451,18 @@ def _rnn_signatures() -> tuple[list[Signature], list[Signature], list[Signature]
     for t, version in ((F32, "V1_0"), (F16, "V1_2")):
         ins = (tensor("input", t, 2), tensor("weights", t, 2), tensor("recurrent_weights", t, 2),
                tensor("bias", t, 1), tensor("hidden_state_in", t, 2), *scalars("activation"))
-        check = dims_agree((1, 1, 0, 1), (2, 0, 1, 0), (2, 1, 1, 0), (3, 0, 1, 0), (4, 1, 1, 0), (4, 0, 0, 0))
+        check = checks(
+            dims_agree((1, 1, 0, 1), (2, 0, 1, 0), (2, 1, 1, 0), (3, 0, 1, 0), (4, 1, 1, 0), (4, 0, 0, 0)),
+            fused_activation(5),
+        )
         outs = (tensor("hidden_state_out", t, 2), tensor("output", t, 2))
         cell.append(Signature(ins, outs, None, version, check))
     for t in (F32, F16):
         ins = (tensor("input", t, 3), tensor("weights", t, 2), tensor("recurrent_weights", t, 2),
                tensor("bias", t, 1), tensor("hidden_state_in", t, 2), *scalars("activation", "time_major"))
-        check = dims_agree((1, 1, 0, 2), (2, 0, 1, 0), (2, 1, 1, 0), (3, 0, 1, 0), (4, 1, 1, 0))
+        check = checks(
+            dims_agree((1, 1, 0, 2), (2, 0, 1, 0), (2, 1, 1, 0), (3, 0, 1, 0), (4, 1, 1, 0)), fused_activation(5)
+        )
         uni.append(Signature(ins, (tensor("output", t, 3),), None, "V1_2", check))
         uni.append(Signature(ins, (tensor("output", t, 3), tensor("hidden_state_out", t, 2)), None, "V1_3", check))
         ins = (tensor("input", t, 3), tensor("fw_weights", t, 2), tensor("fw_recurrent_weights", t, 2),
@@ -468,11 +473,14 @@ def _rnn_signatures() -> tuple[list[Signature], list[Signature], list[Signature]
                *scalars("time_major", "merge_outputs", t=BOOL))
         fw, bw = tensor("fw_output", t, 3), tensor("bw_output", t, 3)
         states = (tensor("fw_hidden_state_out", t, 2), tensor("bw_hidden_state_out", t, 2))
-        check = dims_agree(
-            *[(w, 1, 0, 2) for w in (1, 5)],
-            *[(a, 0, w, 0) for w in (1, 5) for a in (w + 1, w + 2)],
-            *[(w + 1, 1, w, 0) for w in (1, 5)],
-            *[(w + 3, 1, w, 0) for w in (1, 5)],
+        check = checks(
+            dims_agree(
+                *[(w, 1, 0, 2) for w in (1, 5)],
+                *[(a, 0, w, 0) for w in (1, 5) for a in (w + 1, w + 2)],
+                *[(w + 1, 1, w, 0) for w in (1, 5)],
+                *[(w + 3, 1, w, 0) for w in (1, 5)],
+            ),
+            fused_activation(12),
         )
         bidi += [
             Signature(ins, (fw, bw), None, "V1_2", check),
@@ -535,7 +543,7 @@ def _svdf_signatures() -> list[Signature]:
             (tensor("state_out", t, 2), tensor("output", t, 2)),
             None,
             version,
-            dims_agree((1, 1, 0, 1), (2, 0, 1, 0), (4, 0, 0, 0)),
+            checks(dims_agree((1, 1, 0, 1), (2, 0, 1, 0), (4, 0, 0, 0)), fused_activation(6)),
         )
         for t, version in ((F32, "V1_0"), (F16, "V1_2"))
     ]

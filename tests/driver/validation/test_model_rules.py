@@ -477,6 +477,20 @@ def test_v10_a_constant_parameter_out_of_its_range_is_rejected(
     check(replace(model, operand_values=bytes(values)), rule)
 
 
+@pytest.mark.parametrize("op", [OP.ADD, OP.SUB, OP.MUL, OP.DIV])
+@pytest.mark.parametrize("code", [4, 7, -1])
+def test_v10_an_elementwise_operation_with_an_unknown_fused_activation_is_rejected(op: OP, code: int) -> None:
+    # Found this way: the driver accepted ADD with activation 7 (and ran it as NONE); the reference refused it.
+    model = valid(add_model())
+    model.main.operations[0].type = op
+    check(replace(model, operand_values=code.to_bytes(4, "little", signed=True)), "V10.activation")
+
+
+def test_v10_a_known_fused_activation_passes() -> None:
+    for code in range(4):
+        valid(replace(add_model(), operand_values=code.to_bytes(4, "little", signed=True)))
+
+
 def test_v10_parameters_in_range_and_model_inputs_pass(pool: Memory) -> None:
     model = valid(conv_model(pool))
     # The stride as a model input: its value is the execution's to check.
