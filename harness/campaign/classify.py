@@ -111,7 +111,7 @@ def classify(case_json: dict, verdict: Verdict, driver: str, replay: Replay) -> 
     engine, kernel_set = identity
     try:
         case = Case.from_json(case_json)
-        model = case.materialized().model
+        model = case.executed_model()  # loads the live objects: a case that does not load fails here
     except (CaseFormatError, ValueError, KeyError):
         return Classification("unclassified", "the reduced case does not load", own, engine)
     operation, types = _failing_operation(case, verdict)

@@ -18,11 +18,13 @@ run. Either way what runs is what the JSON replays. The live objects belong to t
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from harness.case.inputs import inputs_from_json, inputs_to_json
 from harness.case.json_model import model_from_json, model_to_json
 from harness.case.live import Live
 from harness.case.request import build_request
+from harness.hal import Model, OperandLifeTime
 from harness.reference import ReferenceResult, run_model
 
 CASE_FORMAT_VERSION = 1
@@ -105,6 +107,21 @@ class Case:
         if self.request is not None and live.request is None:
             live.request = build_request(self.request, live.model, live.inputs)
         return live
+
+    def executed_model(self) -> Model:
+        """The model as an execution of the case runs it: main's inputs the request gives no value are omitted
+        operands (NO_VALUE), as a device over an engine translates such an execution."""
+        model = self.materialized().model
+        omitted = {k for k, arg in enumerate((self.request or {}).get("inputs", [])) if arg.get("hasNoValue")}
+        main = model.main
+        gone = {main.input_indexes[k] for k in omitted if k < len(main.input_indexes)}
+        if not gone:
+            return model
+        operands = [
+            replace(o, lifetime=OperandLifeTime.NO_VALUE) if k in gone else o for k, o in enumerate(main.operands)
+        ]
+        inputs = [k for k in main.input_indexes if k not in gone]
+        return replace(model, main=replace(main, operands=operands, input_indexes=inputs))
 
     def reference(self) -> ReferenceResult:
         """What the reference executor computes for the case's model and inputs (run once, then kept)."""

@@ -93,3 +93,31 @@ def test_replace_gives_a_case_of_the_changed_json() -> None:
 def test_another_format_version_is_refused() -> None:
     with pytest.raises(ValueError, match="version"):
         Case.from_json({"target": "validation", "model": MODEL, "version": 99})
+
+
+def test_the_executed_model_omits_the_inputs_the_request_gives_no_value() -> None:
+    def operand(lifetime: str) -> dict:
+        return {"type": "TENSOR_FLOAT32", "dimensions": [2], "lifetime": lifetime}
+
+    model = {
+        "operands": [operand("SUBGRAPH_INPUT"), operand("SUBGRAPH_INPUT"), operand("SUBGRAPH_OUTPUT")],
+        "operations": [{"type": "MAXIMUM", "inputs": [0, 1], "outputs": [2]}],
+        "inputIndexes": [0, 1],
+        "outputIndexes": [2],
+    }
+    argument = {"hasNoValue": False, "poolIndex": 0, "offset": 0, "length": 8, "dimensions": [2]}
+    request = {
+        "pools": [{"kind": "ashmem", "size": 24}],
+        "inputs": [argument, {**argument, "hasNoValue": True, "length": 0}],
+        "outputs": [{**argument, "offset": 16}],
+    }
+    inputs = [{"dimensions": [2], "value": [1.0, 2.0]}, {"noValue": True}]
+    case = Case("execution", model=model, inputs=inputs, request=request)
+    executed = case.executed_model()
+    assert [o.lifetime.name for o in executed.main.operands] == ["SUBGRAPH_INPUT", "NO_VALUE", "SUBGRAPH_OUTPUT"]
+    assert executed.main.input_indexes == [0]
+    assert case.materialized().model.main.input_indexes == [0, 1]  # the case's own model is left as it is
+    whole = Case("execution", model=model, inputs=[inputs[0], inputs[0]], request={**request, "inputs": [argument] * 2})
+    assert whole.executed_model() is whole.materialized().model
+    case.close()
+    whole.close()

@@ -28,4 +28,4 @@ def judge(target: Target, data: object, device: Device) -> tuple[Verdict, Case]:
     case = draw_case(target, data)
     verdict = target.run(case, device)
     identity = device.engine_identity() if isinstance(device, EngineExport) else None
-    return label(verdict, case.materialized().model, identity), case
+    return label(verdict, case.executed_model(), identity), case

@@ -28,7 +28,7 @@ def test_seeded_cases_pass_on_litert(litert, name: str) -> None:
             case = target.decode(RandomSource(seed))
         except GenerationRejected:
             continue
-        verdict = label(target.run(case, litert), case.materialized().model, litert.engine_identity())
+        verdict = label(target.run(case, litert), case.executed_model(), litert.engine_identity())
         assert_passes(verdict, case)
         judged += not verdict.extras.get("unsupported")
         case.close()

@@ -28,7 +28,7 @@ def test_seeded_cases_pass_on_onnxruntime(onnxruntime, name: str) -> None:
             case = target.decode(RandomSource(seed))
         except GenerationRejected:
             continue
-        verdict = label(target.run(case, onnxruntime), case.materialized().model, onnxruntime.engine_identity())
+        verdict = label(target.run(case, onnxruntime), case.executed_model(), onnxruntime.engine_identity())
         assert_passes(verdict, case)
         judged += not verdict.extras.get("unsupported")
         case.close()
