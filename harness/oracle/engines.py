@@ -2,7 +2,9 @@
 the same outputs within the HAL's tolerance of each output's type.
 
 This judges engines against each other, not against the reference: it holds also where the reference does not
-judge (outputs the HAL leaves unspecified, outputs the reference computes ill-conditioned). Answers are grouped:
+judge an output because it computes it ill-conditioned. Outputs whose values the HAL leaves to the implementation
+(an LSTM's scratch buffer, and what is computed from it) are not compared: engines may rightly differ there.
+Answers are grouped:
 each engine joins the first group whose first member it agrees with; more than one group is a breach of
 `engines.disagree`, whose details say which engines gave which values (and which group the reference sides with,
 where it prescribes values).
@@ -23,8 +25,8 @@ from harness.oracle.verdict import define_rule
 ENGINES_DISAGREE = define_rule(
     "engines.disagree",
     "the engines a driver runs on end one execution with the same status and the same output shapes and values, "
-    "within the HAL's tolerance of each output's type, also where the reference leaves the values unspecified or "
-    "computes them ill-conditioned",
+    "within the HAL's tolerance of each output's type, also where the reference computes them ill-conditioned "
+    "(outputs whose values the HAL leaves to the implementation are not compared)",
 )
 _SHOWN = 8  # values of an output shown per group in the details
 
@@ -40,13 +42,15 @@ class EngineAnswer:
 @dataclass(frozen=True)
 class Outputs:
     """What judging an output needs beyond the answers: its operand type, the operation writing it, the accuracy
-    criterion of the model, and the reference's value (None where the reference prescribes none)."""
+    criterion of the model, the reference's value (None where the reference prescribes none), and the positions
+    whose values the HAL leaves to the implementation (not compared)."""
 
     operand_types: Sequence[int]
     producers: Sequence[str]
     relaxed: bool = False
     quantized_operations: int = 1
     reference: Sequence[np.ndarray | None] = field(default_factory=tuple)
+    implementation_defined: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,8 @@ def disagreement(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Disag
     if next(iter(by_status)) != ErrorStatus.NONE:
         return None
     for position, operand_type in enumerate(outputs.operand_types):
+        if position in outputs.implementation_defined:
+            continue
         found = _judge_output(answers, outputs, position, operand_type)
         if found is not None:
             return found

@@ -179,8 +179,8 @@ def _outputs(case: Case, model: Model) -> Outputs:
     main = model.main
     reference = case.reference()
     prescribed: list[np.ndarray | None] = [None] * len(main.output_indexes)
+    unspecified = unspecified_outputs(model)
     if reference.status == ErrorStatus.NONE and not reference.unspecified:
-        unspecified = unspecified_outputs(model)
         prescribed = [None if k in unspecified else v for k, v in enumerate(reference.outputs)]
     return Outputs(
         operand_types=[main.operands[i].type for i in main.output_indexes],
@@ -188,6 +188,7 @@ def _outputs(case: Case, model: Model) -> Outputs:
         relaxed=model.relax_computation_float32_to_float16,
         quantized_operations=quantized_operations(model),
         reference=prescribed,
+        implementation_defined=frozenset(unspecified),
     )
 
 
