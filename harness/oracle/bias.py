@@ -43,22 +43,12 @@ import numpy as np
 
 from harness.hal import Model, OperationType
 from harness.hal.sizes import QUANTIZED_TYPES
-from harness.oracle.outputs import output_producer
+from harness.oracle.outputs import LEAN_STEPS, SEVERAL_ROUNDINGS, output_producer
 from harness.oracle.rules import ROUNDING_BIAS, Breach
 from harness.reference import run_model
 
-# How far (in quantization steps) a correct implementation's value before rounding may be from the exact one.
-# The HAL's reference fixed-point arithmetic (gemmlowp's MultiplyByQuantizedMultiplier, which the conformance
-# vectors embody) rounds twice when the multiplier is below one half: a doubling high multiply rounds to an integer
-# of x * m * 2^right, then a rounding right shift by `right` rounds again. Its first rounding is 2^-right steps
-# coarse, an error up to 2^-(right + 1) steps: a quarter step for right = 1 (multipliers in [1/4, 1/2)), less for
-# larger shifts. A quarter step is therefore what correct rounding may lean, and no further: a truncation loses
-# up to a whole step, and values in the upper quarter of a step it always rounds the wrong way.
-LEAN_STEPS = 0.25
 # Significance of the imbalance: |above - below| >= SIGMAS * sqrt(above + below).
 SIGMAS = 3.0
-# Operations that round many times inside themselves: the ends of one lean do not bound them.
-_SEVERAL_ROUNDINGS = frozenset({OperationType.QUANTIZED_16BIT_LSTM, OperationType.QUANTIZED_LSTM})
 
 
 @dataclass(frozen=True)
@@ -90,7 +80,7 @@ def judged(model: Model) -> set[int]:
     module)."""
     if model.relax_computation_float32_to_float16:
         return set()
-    if any(op.type in _SEVERAL_ROUNDINGS for g in (model.main, *model.referenced) for op in g.operations):
+    if any(op.type in SEVERAL_ROUNDINGS for g in (model.main, *model.referenced) for op in g.operations):
         return set()
     main = model.main
     # Per operand of main: how many operations writing a quantized tensor lie on its way from the inputs

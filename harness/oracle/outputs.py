@@ -3,8 +3,10 @@
 - `unspecified_outputs`: outputs whose values the HAL leaves to the implementation (never compared).
 - `quantized_operations`: how many operations round to a quantized type (the random-graph accuracy criterion).
 - `output_producer`: the operation writing an output (the locus of a wrong value, for signatures).
-- `reference_is_stable`: whether the reference's outputs survive one-ULP nudges of every intermediate result; when
-  they do not (a FLOOR, a comparison or a threshold sits on an edge), no implementation can be judged on them.
+- `reference_is_stable`: whether the reference's outputs survive one-ULP nudges of every intermediate result and
+  every quantized rounding leaning as far as correct fixed-point rounding may (LEAN_STEPS); when they do not (a
+  FLOOR, a comparison or a threshold sits on an edge, or a graph amplifies a legitimate one-step difference beyond
+  its tolerance), no implementation can be judged on them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from harness import ops
-from harness.hal import Model
+from harness.hal import Model, OperationType
 from harness.hal.sizes import QUANTIZED_TYPES
 from harness.oracle.accuracy import compare
 from harness.oracle.exactness import exact_outputs
@@ -23,6 +25,17 @@ from harness.reference import ReferenceResult, operation_name, run_model
 # The stability check nudges every float result by one epsilon of its type (about an ULP): the per-step difference
 # any correct implementation may have, well inside the O2 tolerances of a single step.
 _PERTURBATIONS = (1, -1)
+
+# How far (in quantization steps) a correct implementation's value before rounding may be from the exact one.
+# The HAL's reference fixed-point arithmetic (gemmlowp's MultiplyByQuantizedMultiplier, which the conformance
+# vectors embody) rounds twice when the multiplier is below one half: a doubling high multiply rounds to an integer
+# of x * m * 2^right, then a rounding right shift by `right` rounds again. Its first rounding is 2^-right steps
+# coarse, an error up to 2^-(right + 1) steps: a quarter step for right = 1 (multipliers in [1/4, 1/2)), less for
+# larger shifts. A quarter step is therefore what correct rounding may lean, and no further: a truncation loses
+# up to a whole step, and values in the upper quarter of a step it always rounds the wrong way.
+LEAN_STEPS = 0.25
+# Operations that round many times inside themselves: the ends of one lean do not bound them.
+SEVERAL_ROUNDINGS = frozenset({OperationType.QUANTIZED_16BIT_LSTM, OperationType.QUANTIZED_LSTM})
 
 
 def unspecified_outputs(model: Model) -> set[int]:
@@ -65,18 +78,30 @@ def output_producer(model: Model, position: int) -> str:
 def reference_is_stable(
     model: Model, inputs: Sequence[np.ndarray | None], base: ReferenceResult, loop_timeout_ns: int | None = None
 ) -> bool:
-    """True when nudging every float result of every operation (and resolving the edges the HAL leaves open the
-    other way) leaves the reference's outputs within tolerance (exactly equal where the HAL defines them exactly)."""
+    """True when the reference's outputs stay within tolerance (exactly equal where the HAL defines them exactly)
+    under every probe: every float result nudged by one epsilon (edges the HAL leaves open resolved the other way),
+    and every quantized rounding leaning LEAN_STEPS down, then up."""
     main = model.main
     types = [main.operands[i].type for i in main.output_indexes]
     relaxed = model.relax_computation_float32_to_float16
     steps = quantized_operations(model)
     exact = exact_outputs(model)
-    for perturbation in _PERTURBATIONS:
-        other = run_model(model, inputs, loop_timeout_ns=loop_timeout_ns, perturbation=perturbation)
+    for probe in _probes(model, steps):
+        other = run_model(model, inputs, loop_timeout_ns=loop_timeout_ns, **probe)
         if other.status != base.status or other.unspecified or len(other.outputs) != len(base.outputs):
             return False
         for i, (expected, actual, t) in enumerate(zip(base.outputs, other.outputs, types)):
             if not compare(expected, actual, t, relaxed, quantized_operations=steps, exact=i in exact).ok:
                 return False
     return True
+
+
+def _probes(model: Model, quantized: int) -> list[dict]:
+    """The reference runs of the stability check: the nudges always; the leans where a quantized result is rounded
+    and every rounding is one the lean models (a graph may amplify a one-step difference of correct double rounding
+    beyond the tolerance of its outputs, as MUL does squaring a result that lies near a tie)."""
+    probes: list[dict] = [{"perturbation": p} for p in _PERTURBATIONS]
+    several = any(op.type in SEVERAL_ROUNDINGS for g in (model.main, *model.referenced) for op in g.operations)
+    if quantized and not several:
+        probes += [{"lean": lean} for lean in (-LEAN_STEPS, LEAN_STEPS)]
+    return probes

@@ -53,7 +53,6 @@ def test_the_second_output_is_judged_when_the_first_agrees_and_the_reference_sid
     assert breach is not None and breach.output == 1 and "agrees with b" in breach.details
 
 
-
 def test_outputs_the_hal_leaves_to_the_implementation_are_not_compared() -> None:
     """An LSTM's scratch buffer holds whatever each engine keeps there: only the outputs after it are judged."""
     answers = {"a": _answer([0.5, 0.1], [1.0]), "b": _answer([0.0, 0.0], [1.0])}
