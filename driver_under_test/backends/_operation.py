@@ -39,6 +39,11 @@ _CONSTANT = (L.CONSTANT_COPY, L.CONSTANT_REFERENCE)
 _MISSING = object()
 
 
+def subgraph_of(model: Model, number: int) -> Subgraph:
+    """HAL subgraph `number` of the model: 0 is main, k + 1 is referenced subgraph k."""
+    return model.main if number == 0 else model.referenced[number - 1]
+
+
 class UnsupportedModel(Exception):
     """The model has an operation (or operand) this backend cannot translate; the message says why."""
 
@@ -79,6 +84,13 @@ class HalOperation:
             return None
         operand = self.graph.operands[self.operation.inputs[i]]
         return None if operand.lifetime == L.NO_VALUE else operand
+
+    def referenced(self, i: int) -> int:
+        """The HAL subgraph number (k + 1 for referenced k) of SUBGRAPH input i."""
+        operand = self.operand(i)
+        if operand is None or operand.type != T.SUBGRAPH:
+            raise ValueError(f"{self.name}: input {i} is not a SUBGRAPH operand")
+        return int(operand.location.offset) + 1
 
     def out(self, k: int = 0) -> Operand:
         """Output k's operand."""
@@ -158,3 +170,11 @@ def check_activation(op: HalOperation, i: int) -> str | None:
     except UnsupportedModel as exc:
         return str(exc)
     return None
+
+
+def check_arithmetic_activation(op: HalOperation) -> str | None:
+    """Support check of ADD/SUB/MUL/DIV's fused activation (input 2): 0..3, and NONE for TENSOR_INT32."""
+    reason = check_activation(op, 2)
+    if reason is None and op.in_type(0) == T.TENSOR_INT32 and activation(op, 2) != 0:
+        return f"{op.name}: TENSOR_INT32 with a fused activation (the HAL allows only NONE)"
+    return reason

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import replace
 
+from driver_under_test.backends._operation import subgraph_of
 from driver_under_test.backends.litert import rules as _rules  # noqa: F401  (registers every rule)
 from driver_under_test.backends.litert._engine import schema
 from driver_under_test.backends.litert._graph import (
@@ -24,17 +25,13 @@ from driver_under_test.backends.litert._graph import (
     UnsupportedModel,
 )
 from driver_under_test.backends.litert._registry import RULES, TABLE
-from harness.hal import Model, OperandLifeTime, OperationType, Subgraph
-
-
-def _graph(model: Model, subgraph: int) -> Subgraph:
-    return model.main if subgraph == 0 else model.referenced[subgraph - 1]
+from harness.hal import Model, OperandLifeTime, OperationType
 
 
 def unsupported_reason(model: Model, subgraph: int, operation: int, constants: ConstantReader) -> str | None:
     """Why this operation cannot be translated (None: it can). For IF/WHILE this covers every operation of the
     referenced subgraphs, recursively."""
-    graph = _graph(model, subgraph)
+    graph = subgraph_of(model, subgraph)
     return TABLE.reason(Op(model, subgraph, graph, graph.operations[operation], constants))
 
 
@@ -87,7 +84,7 @@ class Translation:
             return found
         index = self.builder.reserve()
         self._done[key] = index
-        graph = _graph(self.model, hal_subgraph)
+        graph = subgraph_of(self.model, hal_subgraph)
         sub = SubgraphBuilder(self.builder, hal_subgraph, graph)
         sub.translation = self  # control-flow rules reach the other subgraphs through it
         inputs = [sub.hal_tensor(i) for i in graph.input_indexes]

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
+from driver_under_test.backends._operation import subgraph_of
 from driver_under_test.backends.onnxruntime import rules as _rules  # noqa: F401  (registers every rule)
 from driver_under_test.backends.onnxruntime._engine import IR_VERSION, OPSET, onnx
 from driver_under_test.backends.onnxruntime._graph import (
@@ -31,13 +32,9 @@ from driver_under_test.backends.onnxruntime._registry import RULES, TABLE
 from harness.hal import Model, Operand, OperandLifeTime, OperationType, Subgraph
 
 
-def _graph(model: Model, subgraph: int) -> Subgraph:
-    return model.main if subgraph == 0 else model.referenced[subgraph - 1]
-
-
 def unsupported_reason(model: Model, subgraph: int, operation: int, constants: ConstantReader) -> str | None:
     """Why this operation cannot be translated (None: it can)."""
-    graph = _graph(model, subgraph)
+    graph = subgraph_of(model, subgraph)
     return TABLE.reason(Op(model, subgraph, graph, graph.operations[operation], constants))
 
 

@@ -17,14 +17,6 @@ from harness.hal import OperandType
 from harness.hal import OperationType as O
 
 
-def _referenced(op: Op, i: int) -> int:
-    """The HAL subgraph number (k + 1 for referenced k) of SUBGRAPH input i."""
-    operand = op.operand(i)
-    if operand is None or operand.type != OperandType.SUBGRAPH:
-        raise ValueError(f"{op.name}: input {i} is not a SUBGRAPH operand")
-    return int(operand.location.offset) + 1
-
-
 def _subgraph_reason(op: Op, role: str, number: int) -> str | None:
     """The first unsupported operation of HAL subgraph `number`, recursively."""
     graph = op.model.referenced[number - 1]
@@ -37,7 +29,7 @@ def _subgraph_reason(op: Op, role: str, number: int) -> str | None:
 
 def _check_if(op: Op) -> str | None:
     for role, i in (("then", 1), ("else", 2)):
-        reason = _subgraph_reason(op, role, _referenced(op, i))
+        reason = _subgraph_reason(op, role, op.referenced(i))
         if reason:
             return reason
     return None
@@ -49,8 +41,8 @@ def if_(op: Op) -> None:
     the branch inputs; outputs: the chosen branch's outputs. TFLite IF (inputs: condition, then the branch
     inputs) with the two translated subgraphs as thenSubgraphIndex / elseSubgraphIndex."""
     translation = op.b.translation
-    then_index = translation.subgraph(_referenced(op, 1))
-    else_index = translation.subgraph(_referenced(op, 2))
+    then_index = translation.subgraph(op.referenced(1))
+    else_index = translation.subgraph(op.referenced(2))
     inputs = [op.input(0)] + [op.input(i) for i in range(3, op.n_inputs)]
     outputs = [op.output(k) for k in range(len(op.operation.outputs))]
     op.emit("IF", inputs, outputs, "IfOptions", thenSubgraphIndex=then_index, elseSubgraphIndex=else_index)
@@ -58,7 +50,7 @@ def if_(op: Op) -> None:
 
 def _check_while(op: Op) -> str | None:
     for role, i in (("condition", 0), ("body", 1)):
-        reason = _subgraph_reason(op, role, _referenced(op, i))
+        reason = _subgraph_reason(op, role, op.referenced(i))
         if reason:
             return reason
     return None
@@ -73,11 +65,11 @@ def while_(op: Op) -> None:
     inputs passed through as extra outputs; the WHILE's last k + n outputs are temporaries. No loop timeout (see
     the module)."""
     translation = op.b.translation
-    body_number = _referenced(op, 1)
+    body_number = op.referenced(1)
     carried = len(op.model.referenced[body_number - 1].output_indexes)
     inputs = [op.input(i) for i in range(2, op.n_inputs)]
     pass_through = len(inputs) - carried
-    cond_index = translation.subgraph(_referenced(op, 0))
+    cond_index = translation.subgraph(op.referenced(0))
     body_index = translation.subgraph(body_number, pass_through)
     m = len(op.operation.outputs)
     outputs = [op.output(k) for k in range(m)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from driver_under_test.backends._operation import check_arithmetic_activation
 from driver_under_test.backends.litert._graph import QUANT8, Op, TensorSpec
 from driver_under_test.backends.litert._registry import rule
 from driver_under_test.backends.litert.rules._common import (
@@ -21,7 +22,6 @@ from driver_under_test.backends.litert.rules._common import (
     QS8,
     QUANT,
     activation,
-    check_activation,
     requantize,
 )
 from driver_under_test.backends.litert.rules._limits import Kernel, refusal
@@ -30,16 +30,9 @@ from harness.hal import OperationType as O
 # ---- binary arithmetic with a fused activation ----
 
 
-def _check_int_activation(op: Op) -> str | None:
-    reason = check_activation(op, 2)
-    if reason is None and op.in_type(0) == I32 and activation(op, 2) != 0:
-        return f"{op.name}: TENSOR_INT32 with a fused activation (the HAL allows only NONE)"
-    return reason
-
-
 def _check_arithmetic(op: Op) -> str | None:
     """ADD/SUB/MUL: the activation, then the limits of LiteRT's quantized kernel."""
-    reason = _check_int_activation(op)
+    reason = check_arithmetic_activation(op)
     if reason is not None:
         return reason
     if op.in_type(0) not in QUANT8:
@@ -63,7 +56,7 @@ def arithmetic(op: Op) -> None:
     op.emit(builtin, [op.input(0), op.input(1)], [op.output()], options, fusedActivationFunction=activation(op, 2))
 
 
-@rule(O.DIV, types={F32, I32}, params={2: "activation"}, check=_check_int_activation, half=True)
+@rule(O.DIV, types={F32, I32}, params={2: "activation"}, check=check_arithmetic_activation, half=True)
 def div(op: Op) -> None:
     """HAL DIV: inputs 0 input0, 1 input1 (broadcast), 2 activation; output 0. Float: TFLite DIV with the
     activation fused. TENSOR_INT32: the HAL rounds the quotient toward negative infinity, TFLite DIV truncates
@@ -361,5 +354,3 @@ def _check_dequantize(op: Op) -> str | None:
     if op.out().type not in (F32, F16):
         return f"{op.name}: output type {op.out().type} is not float"
     return None
-
-

@@ -20,14 +20,6 @@ from harness.hal import OperandType
 from harness.hal import OperationType as O
 
 
-def _referenced(op: Op, i: int) -> int:
-    """The HAL subgraph number (k + 1 for referenced k) of SUBGRAPH input i."""
-    operand = op.operand(i)
-    if operand is None or operand.type != OperandType.SUBGRAPH:
-        raise ValueError(f"{op.name}: input {i} is not a SUBGRAPH operand")
-    return int(operand.location.offset) + 1
-
-
 def _subgraph_reason(op: Op, role: str, number: int) -> str | None:
     """The first unsupported operation of HAL subgraph `number`, recursively."""
     from driver_under_test.backends.onnxruntime._translate import unsupported_reason  # it imports the rules
@@ -43,7 +35,7 @@ def _subgraph_reason(op: Op, role: str, number: int) -> str | None:
 def _check(roles: tuple[tuple[str, int], ...]):
     def check(op: Op) -> str | None:
         for role, i in roles:
-            reason = _subgraph_reason(op, role, _referenced(op, i))
+            reason = _subgraph_reason(op, role, op.referenced(i))
             if reason:
                 return reason
         return None
@@ -86,7 +78,7 @@ def if_(op: Op) -> None:
     inputs = [op.input(i) for i in range(3, op.n_inputs)]
     branches = {}
     for attribute, i in (("then_branch", 1), ("else_branch", 2)):
-        number = _referenced(op, i)
+        number = op.referenced(i)
         built, results = _build(op, op.b, number, inputs)
         branches[attribute] = Body(built, (), tuple(_body_outputs(op, built, number, results)))
     outputs = [op.output(k) for k in range(len(op.operation.outputs))]
@@ -109,7 +101,7 @@ def while_(op: Op) -> None:
     count) carrying the m + k values: the condition on the initial values is inlined before it; the Loop body
     runs the HAL body, then the HAL condition on the new values (with the unchanged input-only ones, outer-scope
     tensors the body sees) and gives both. The loop timeout is enforced by the backend (see the module's docstring)."""
-    condition, body = _referenced(op, 0), _referenced(op, 1)
+    condition, body = op.referenced(0), op.referenced(1)
     values = [op.input(i) for i in range(2, op.n_inputs)]
     carried = len(op.model.referenced[body - 1].output_indexes)
     _, (first,) = _build(op, op.b, condition, values, inline=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from driver_under_test.backends._operation import check_arithmetic_activation
 from driver_under_test.backends.onnxruntime._graph import Op
 from driver_under_test.backends.onnxruntime._registry import rule
 from driver_under_test.backends.onnxruntime.rules._common import (
@@ -28,24 +29,16 @@ from driver_under_test.backends.onnxruntime.rules._common import (
     QS8,
     activate,
     activation,
-    check_activation,
 )
 from harness.hal import OperationType as O
 
 # ---- binary arithmetic with a fused activation ----
 
 
-def _check_int_activation(op: Op) -> str | None:
-    reason = check_activation(op, 2)
-    if reason is None and op.in_type(0) == I32 and activation(op, 2) != 0:
-        return f"{op.name}: TENSOR_INT32 with a fused activation (the HAL allows only NONE)"
-    return reason
-
-
 _ARITHMETIC = {O.ADD: "Add", O.SUB: "Sub", O.MUL: "Mul"}
 
 
-@rule([O.ADD, O.SUB, O.MUL], types=NUMERIC, params={2: "activation"}, check=_check_int_activation)
+@rule([O.ADD, O.SUB, O.MUL], types=NUMERIC, params={2: "activation"}, check=check_arithmetic_activation)
 def arithmetic(op: Op) -> None:
     """HAL ADD/SUB/MUL: inputs 0 input0, 1 input1 (broadcast against input0), 2 activation (INT32 constant);
     output 0. ONNX Add/Sub/Mul (multidirectional broadcasting, as the HAL's), then the activation's node.
@@ -54,7 +47,7 @@ def arithmetic(op: Op) -> None:
     activate(op, result, activation(op, 2), op.y())
 
 
-@rule(O.DIV, types={F32, F16, I32}, params={2: "activation"}, check=_check_int_activation)
+@rule(O.DIV, types={F32, F16, I32}, params={2: "activation"}, check=check_arithmetic_activation)
 def div(op: Op) -> None:
     """HAL DIV: inputs 0 input0, 1 input1 (broadcast), 2 activation; output 0. Float: ONNX Div then the
     activation. TENSOR_INT32: the HAL rounds the quotient toward negative infinity where ONNX Div truncates
