@@ -84,6 +84,7 @@ def run_model(
     """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
 
     `perturbation` (in units of the result type's epsilon, signed) nudges every float result of every operation,
+    every float tensor the model is given (main's inputs, constants) element by element with alternating signs,
     and values about to be quantized by QUANTIZATION_NUDGE_PER_STEP per unit: a probe of whether the outputs are
     stable under the per-step rounding differences any correct implementation may have. `lean` (in quantization
     steps, signed) is added to every value about to be quantized: the rounding-bias probe (harness.oracle.bias).
@@ -207,6 +208,8 @@ class _Runner:
         values: dict[int, np.ndarray | None] = {}
         for position, (index, value) in enumerate(zip(subgraph.input_indexes, inputs)):
             values[index] = _input_value(subgraph.operands[index], value, position, where, status)
+            if self.perturbation and depth == 0:
+                values[index] = _nudged_given(values[index], self.perturbation)
         for number, operation in enumerate(subgraph.operations):
             self._execute(subgraph, number, operation, values, depth)
         outputs = []
@@ -305,6 +308,8 @@ class _Runner:
                     raise _ExecutionFailed(
                         ErrorStatus.INVALID_ARGUMENT, f"constant operand {index} cannot be read from its location"
                     )
+                if self.perturbation:
+                    value = _nudged_given(value, self.perturbation)
                 self._constants[key] = value
             return value
         if index not in values:
@@ -364,6 +369,18 @@ def _input_value(
     if shape_conflicts(operand.dimensions, array.shape):
         raise _ExecutionFailed(status, f"{where}input {position}: {_shape_conflict(operand.dimensions, array.shape)}")
     return array
+
+
+def _nudged_given(value: np.ndarray | None, perturbation: int) -> np.ndarray | None:
+    """A given float tensor with each element moved by `perturbation` epsilons, the sign alternating from element
+    to element (scalars and other types unchanged)."""
+    # A uniform nudge scales a tensor, which normalizations and ratios cancel; alternating signs show an output that
+    # depends on differences of nearly equal values (a layer normalization of equal gates), where the rounding of
+    # any float implementation's first step already moves it beyond the tolerance.
+    if value is None or value.dtype.kind != "f" or value.ndim == 0 or value.size == 0:
+        return value
+    signs = np.where(np.arange(value.size) % 2 == 0, 1.0, -1.0).reshape(value.shape)
+    return (value * (1.0 + perturbation * np.finfo(value.dtype).eps * signs)).astype(value.dtype)
 
 
 def _stored(operand: Operand, result: np.ndarray) -> np.ndarray:
