@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 
-from harness.hal import NO_TIMING_INFO, Device, ErrorStatus, PreparedModel
+from harness.hal import NO_TIMING, NO_TIMING_INFO, Device, ErrorStatus, PreparedModel, Timing
 from harness.hal.callbacks import WaitablePreparedModelCallback
 
 
@@ -191,3 +191,35 @@ class AcceptsAnyRequest(DelegatingPreparedModel):
     def execute(self, request, measure, deadline, loop_timeout_duration, callback):
         callback.notify(ErrorStatus.NONE, [], NO_TIMING_INFO)
         return ErrorStatus.NONE
+
+
+class _LaunchedTimingTooLong:
+    """A fenced callback whose timingLaunched says the execution took a million times longer than it did."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def get_execution_info(self):
+        status, launched, fenced = self.inner.get_execution_info()
+        if launched.time_in_driver != NO_TIMING:
+            launched = Timing(launched.time_on_device, launched.time_in_driver * 1_000_000 + 1_000_000)
+        return status, launched, fenced
+
+
+class FencedTimingTooLong(DelegatingPreparedModel):
+    """executeFenced reports a timeInDriver far longer than the execution's wall time (a unit slip)."""
+
+    def execute_fenced(self, request, wait_for, measure, deadline, loop_timeout_duration, timeout_after_fence):
+        status, fence, callback = self.inner.execute_fenced(
+            request, wait_for, measure, deadline, loop_timeout_duration, timeout_after_fence
+        )
+        return status, fence, None if callback is None else _LaunchedTimingTooLong(callback)
+
+
+class RefusesZeroLoopTimeout(DelegatingPreparedModel):
+    """A loopTimeoutDuration of 0 is refused as if it were not a duration (it is one: WHILE loops get no time)."""
+
+    def execute_synchronously(self, request, measure, deadline, loop_timeout_duration):
+        if loop_timeout_duration == 0:
+            return ErrorStatus.INVALID_ARGUMENT, [], NO_TIMING_INFO
+        return self.inner.execute_synchronously(request, measure, deadline, loop_timeout_duration)
