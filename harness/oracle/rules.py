@@ -554,6 +554,54 @@ def judge_unusable_memory_refused(outcome: object) -> Breach | None:
     return None
 
 
+def judge_unusable_model_pool(
+    gso_status: ErrorStatus,
+    flags: Sequence[bool],
+    readers: Collection[int],
+    operation_count: int,
+    launch: ErrorStatus,
+    status: ErrorStatus,
+    prepared: object | None,
+) -> Breach | None:
+    """A model holding constants in a memory the driver must not use (D13, D25).
+
+    getSupportedOperations may fail (GENERAL_FAILURE or INVALID_ARGUMENT, no flags) or answer NONE with every
+    operation in `readers` (those reading the memory, in main or through a referenced subgraph) false: the HAL has an
+    operation that may not be supported for any reason reported false. prepareModel fails with GENERAL_FAILURE or
+    INVALID_ARGUMENT and no prepared model.
+    """
+    if gso_status == ErrorStatus.NONE:
+        if len(flags) != operation_count:
+            return Breach(
+                RETURNS_HAL_VALUES,
+                "getSupportedOperations returned the wrong number of flags",
+                f"{len(flags)} flags for {operation_count} operations",
+            )
+        supported = sorted(k for k in readers if flags[k])
+        if supported:
+            return Breach(
+                UNUSABLE_MEMORY_REFUSED,
+                f"getSupportedOperations reported operations {supported} supported, which read an unusable memory",
+            )
+    elif gso_status not in UNUSABLE_MEMORY_STATUSES:
+        return Breach(UNUSABLE_MEMORY_REFUSED, f"getSupportedOperations answered {_name(gso_status)} for a model "
+                      "over an unusable memory", f"expected NONE or {_names(UNUSABLE_MEMORY_STATUSES)}")  # fmt: skip
+    elif len(flags):
+        return Breach(
+            RETURNS_HAL_VALUES, f"getSupportedOperations returned {len(flags)} flags with {_name(gso_status)}"
+        )
+    finding = judge_preparation_consistent(launch, status, prepared)
+    if finding is not None:
+        return finding
+    if status not in UNUSABLE_MEMORY_STATUSES:
+        return Breach(
+            UNUSABLE_MEMORY_REFUSED,
+            f"prepareModel answered {_name(status)} for a model whose constants lie in an unusable memory",
+            f"expected {_names(UNUSABLE_MEMORY_STATUSES)}",
+        )
+    return None
+
+
 def judge_paths_agree(statuses: dict[str, ErrorStatus]) -> Breach | None:
     """Every path that ran ended with the same status."""
     if len(set(statuses.values())) <= 1:

@@ -63,6 +63,14 @@ class AcceptsEverything(Delegating):
         return ErrorStatus.NONE
 
 
+class ReportsEverythingSupported(Delegating):
+    """getSupportedOperations reports every operation supported without looking at the model's pools; preparation
+    is the inner device's."""
+
+    def get_supported_operations(self, model):
+        return ErrorStatus.NONE, [True] * len(model.main.operations)
+
+
 class NeverCallsBack(Delegating):
     """prepareModel launches fine and never notifies its callback."""
 

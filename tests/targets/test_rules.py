@@ -302,3 +302,17 @@ def test_no_reported_time_exceeds_the_wall_time_measured_around_the_execution() 
     )
     launched = outcome("fenced", timing=MEASURED, timing_launched=Timing(10, 10**9), elapsed_ns=20_000)
     assert rules.judge_timing(launched, measure=True).rule == rules.TIMING_WITHIN_WALL_TIME
+
+
+def test_a_model_over_an_unusable_pool_gets_no_operation_reading_it_supported_and_no_preparation() -> None:
+    failed = (S.GENERAL_FAILURE, S.GENERAL_FAILURE, None)
+    judge = rules.judge_unusable_model_pool
+    assert judge(S.NONE, [True, False], [1], 2, *failed) is None
+    assert judge(S.INVALID_ARGUMENT, [], [1], 2, S.INVALID_ARGUMENT, S.INVALID_ARGUMENT, None) is None
+    assert judge(S.NONE, [True, True], [1], 2, *failed).rule == rules.UNUSABLE_MEMORY_REFUSED
+    assert judge(S.NONE, [False], [0], 2, *failed).rule == rules.RETURNS_HAL_VALUES
+    assert judge(S.GENERAL_FAILURE, [False, False], [1], 2, *failed).rule == rules.RETURNS_HAL_VALUES
+    assert judge(S.NONE, [True, False], [1], 2, S.NONE, S.NONE, object()).rule == rules.UNUSABLE_MEMORY_REFUSED
+    assert judge(S.NONE, [True, False], [1], 2, S.NONE, S.GENERAL_FAILURE, object()).rule == (
+        rules.PREPARED_MODEL_IFF_NONE
+    )
