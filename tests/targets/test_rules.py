@@ -316,3 +316,10 @@ def test_a_model_over_an_unusable_pool_gets_no_operation_reading_it_supported_an
     assert judge(S.NONE, [True, False], [1], 2, S.NONE, S.GENERAL_FAILURE, object()).rule == (
         rules.PREPARED_MODEL_IFF_NONE
     )
+
+
+def test_a_driver_finishing_a_loop_the_reference_timed_out_is_not_held_to_shapes_it_cannot_know() -> None:
+    timed_out = Expectation(S.MISSED_DEADLINE_TRANSIENT, timing_dependent=True)
+    finished = outcome(shapes=[OutputShape([2, 3]), OutputShape([1])])
+    assert rules.judge_execution(finished, timed_out) == []
+    assert ids(rules.judge_execution(finished, Expectation(S.MISSED_DEADLINE_TRANSIENT))) == [rules.STATUS_EXPECTED]
