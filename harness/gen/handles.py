@@ -12,8 +12,8 @@ what a driver must do with the result, in a request and as a model pool:
   hardware buffer holding constants (D13: only for execution): the call that needs the memory fails.
 
 The table is drawn by `change_pool`; the request target judges "refused" with harness.oracle.rules'
-judge_unusable_memory_refused. `in_model` records what a model pool changed so must get; no target draws model
-pools from this table yet.
+judge_unusable_memory_refused. `change_model_pool` applies a drawn change to a pool holding a model's constants,
+whose outcome is `in_model` (the validation target judges "refused" with judge_unusable_model_pool).
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from harness.case import model_from_json, model_to_json
 from harness.gen.source import Source
+from harness.hal import Model, OperandLifeTime
 from harness.hal.memory import HWB_FORMAT_BLOB, HWB_FORMAT_R8G8B8A8_UNORM, MemoryKind
 
 Outcome = Literal["usable", "optional", "refused"]
@@ -109,3 +111,22 @@ def change_pool(desc: dict, source: Source) -> tuple[HandleChange, dict]:
     """A change drawn from HANDLE_CHANGES, applied to a pool description (which is left as it was)."""
     change = HANDLE_CHANGES[source.choice(sorted(HANDLE_CHANGES))]
     return change, change.apply(dict(desc), source)
+
+
+def change_model_pool(model: Model, source: Source) -> tuple[HandleChange, int, Model] | None:
+    """A new model like `model` with one pool holding constants changed as drawn from HANDLE_CHANGES: (change,
+    pool index, model); None when no pool holds a constant. The caller still owns (and closes) `model`."""
+    used = sorted(
+        {
+            o.location.pool_index
+            for graph in (model.main, *model.referenced)
+            for o in graph.operands
+            if o.lifetime == OperandLifeTime.CONSTANT_REFERENCE
+        }
+    )
+    if not used:
+        return None
+    index = source.choice(used)
+    description = model_to_json(model)
+    change, description["pools"][index] = change_pool(description["pools"][index], source)
+    return change, index, model_from_json(description)

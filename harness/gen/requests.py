@@ -19,6 +19,8 @@ import numpy as np
 from harness.gen.model import GeneratedModel
 from harness.gen.source import Source, chance
 from harness.hal import (
+    LOOP_TIMEOUT_DEFAULT_NS,
+    LOOP_TIMEOUT_MAXIMUM_NS,
     ErrorStatus,
     Model,
     element_size,
@@ -28,7 +30,7 @@ from harness.hal.memory import MemoryKind
 from harness.hal.sizes import SCALAR_TYPES
 from harness.reference import ReferenceResult, run_model
 
-__all__ = ["GeneratedRequest", "RequestConfig", "generate_request", "output_byte_sizes"]
+__all__ = ["BOUNDARY_LOOP_TIMEOUTS", "GeneratedRequest", "RequestConfig", "generate_request", "output_byte_sizes"]
 
 _ALIGN = 8
 _MMAP_FD = MemoryKind.MMAP_FD.value
@@ -36,6 +38,20 @@ _HARDWARE_BUFFER = MemoryKind.HARDWARE_BUFFER.value
 # Output buffer size used when the reference could not tell an output's size.
 _FALLBACK_OUTPUT_BYTES = 64
 _NONE = ErrorStatus.NONE
+
+# loopTimeoutDuration values worth drawing: none given (the default applies), and the ends of the range a caller may
+# give (0 and 1 ns: a WHILE cannot finish in time, any other model runs normally; the default; the maximum).
+# Durations past the maximum are left out: the HAL forbids the caller to give them without saying what a driver does.
+BOUNDARY_LOOP_TIMEOUTS: tuple[int | None, ...] = (
+    None,
+    None,
+    None,
+    None,
+    0,
+    1,
+    LOOP_TIMEOUT_DEFAULT_NS,
+    LOOP_TIMEOUT_MAXIMUM_NS,
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +71,9 @@ class RequestConfig:
     too_small_probability: float = 0.05  # an output buffer smaller than the output
     slack_probability: float = 0.2  # an output buffer larger than needed
     loop_timeout_ns: int | None = None  # passed to the reference executor
+    # Loop timeouts each request draws one of instead (empty: loop_timeout_ns always); a target drawing them must
+    # pass the request's loop_timeout_ns to the execution, as the reference ran with it.
+    loop_timeouts: tuple[int | None, ...] = ()
 
 
 @dataclass
@@ -150,7 +169,8 @@ def generate_request(
     """A request for the generated model and inputs, with the reference's expected result."""
     model = generated.model
     main = model.main
-    expected = run_model(model, generated.inputs, loop_timeout_ns=config.loop_timeout_ns)
+    loop_timeout = source.choice(config.loop_timeouts) if config.loop_timeouts else config.loop_timeout_ns
+    expected = run_model(model, generated.inputs, loop_timeout_ns=loop_timeout)
     layout = _Layout(source, config)
     operands = main.operands
     inputs_json = []
@@ -201,4 +221,4 @@ def generate_request(
             {"hasNoValue": False, "poolIndex": pool, "offset": offset, "length": int(length), "dimensions": dims}
         )
     request_json = {"pools": layout.finish(), "inputs": inputs_json, "outputs": outputs_json}
-    return GeneratedRequest(request_json, expected, frozenset(too_small), sizes, config.loop_timeout_ns)
+    return GeneratedRequest(request_json, expected, frozenset(too_small), sizes, loop_timeout)

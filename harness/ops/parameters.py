@@ -6,6 +6,10 @@ padding scheme as a PaddingCode (SAME 1, VALID 2; 0 is taken as VALID, as the re
 done) and the fused activation as a FusedActivationFunc (NONE 0, RELU 1, RELU1 2, RELU6 3). A model whose constant
 breaks one of these is invalid; a value given at run time that breaks one is an invalid input argument, which
 IPreparedModel answers with INVALID_ARGUMENT.
+
+A batch index (ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM) names one of the batches of another input, so
+it lies in [0, batches): the reference fails an execution given one outside (harness.ops.detection), with no status
+named by the HAL, and the generators draw such run-time values too (`batch_index_domain`).
 """
 
 from __future__ import annotations
@@ -22,18 +26,20 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 @dataclass(frozen=True)
 class Domain:
-    """The values one scalar parameter may take: at least `at_least`, or one of `one_of`."""
+    """The values one parameter (or each element of an index tensor) may take: at least `at_least` (and below
+    `below` when given), or one of `one_of`."""
 
     what: str
     at_least: int | None = None
     one_of: tuple[int, ...] | None = None
+    below: int | None = None  # exclusive upper bound, with at_least
 
     def holds(self, value: object) -> bool:
         """True when `value` lies in the domain."""
         v = int(value)  # type: ignore[call-overload]
         if self.one_of is not None:
             return v in self.one_of
-        return self.at_least is None or v >= self.at_least
+        return (self.at_least is None or v >= self.at_least) and (self.below is None or v < self.below)
 
     def outside(self) -> tuple[int, ...]:
         """Values outside the domain a generator draws from: just outside, further, and at the int32 extremes."""
@@ -41,7 +47,8 @@ class Domain:
             lo, hi = min(self.one_of), max(self.one_of)
             return (lo - 1, hi + 1, hi + 7, INT32_MIN, INT32_MAX)
         assert self.at_least is not None
-        return tuple(v for v in (self.at_least - 1, self.at_least - 2, -7, INT32_MIN) if v < self.at_least)
+        low = tuple(v for v in (self.at_least - 1, self.at_least - 2, -7, INT32_MIN) if v < self.at_least)
+        return low if self.below is None else (*low, self.below, self.below + 1, INT32_MAX)
 
     def just_outside(self) -> int:
         """The value outside the domain next to its bound (0 for a positive parameter, -1 for a non-negative one)."""
@@ -54,7 +61,7 @@ class Domain:
         """The domain in words, for messages."""
         if self.one_of is not None:
             return f"one of {list(self.one_of)}"
-        return f">= {self.at_least}"
+        return f">= {self.at_least}" + ("" if self.below is None else f" and < {self.below}")
 
 
 _POSITIVE = Domain("positive", at_least=1)
@@ -87,6 +94,19 @@ PARAMETER_DOMAINS: Mapping[int, Mapping[str, Domain]] = {
         _O.L2_POOL_2D,
     )
 }
+
+
+# Operation -> position of its batch-index input (TENSOR_INT32 [num_rois]).
+BATCH_INDEX_INPUTS: Mapping[int, int] = {
+    int(_O.ROI_ALIGN): 2,
+    int(_O.ROI_POOLING): 2,
+    int(_O.AXIS_ALIGNED_BBOX_TRANSFORM): 2,
+}
+
+
+def batch_index_domain(batches: int) -> Domain:
+    """The values a batch index into `batches` batches may take."""
+    return Domain("batch index", at_least=0, below=batches)
 
 
 def domain_of(op_type: int, name: str) -> Domain | None:

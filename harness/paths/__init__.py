@@ -3,6 +3,9 @@
 Each path takes a prepared model and a request and returns an Outcome. A driver that never answers raises
 CallbackTimeout (a HANG to the caller); an exception from the driver propagates (a FAILURE to the caller).
 
+An Outcome also carries the wall time the harness measured around the calls that surely contain the execution
+(`elapsed_ns`): a duration the driver reports cannot be longer (harness.oracle.rules.judge_timing).
+
 An Outcome lists every status the driver answered on the way, each with the HAL method that answered it
 (`answers`), so that the caller can check each against the statuses that method may give
 (harness.oracle.status_sets): a fenced execution's launch status and its getExecutionInfo status, an asynchronous
@@ -11,6 +14,7 @@ one's launch and callback statuses, a burst's configuration status and its resul
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -43,6 +47,7 @@ class Outcome:
     timing_launched: Timing | None = None  # fenced path only
     notes: list[str] = field(default_factory=list)  # convention breaches seen on the way (for the oracle)
     answers: list[tuple[str, ErrorStatus]] = field(default_factory=list)  # (HAL method, status) in the order given
+    elapsed_ns: int | None = None  # wall time from before the launching call to after the timing was returned
 
 
 # The HAL methods whose statuses the paths receive, as harness.oracle.status_sets names them.
@@ -67,18 +72,23 @@ class ExecutionArgs:
 
 def run_synchronous(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
     """IPreparedModel::executeSynchronously_1_3."""
+    started = time.perf_counter_ns()
     status, shapes, timing = pm.execute_synchronously(request, args.measure, args.deadline, args.loop_timeout)
+    elapsed = time.perf_counter_ns() - started
     status = ErrorStatus(status)
-    return Outcome("sync", status, list(shapes), timing, answers=[(EXECUTE_SYNCHRONOUSLY, status)])
+    answers = [(EXECUTE_SYNCHRONOUSLY, status)]
+    return Outcome("sync", status, list(shapes), timing, answers=answers, elapsed_ns=elapsed)
 
 
 def run_asynchronous(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
     """IPreparedModel::execute_1_3 and its callback; the launch status must agree with the callback's."""
     callback = WaitableExecutionCallback()
+    started = time.perf_counter_ns()
     launch = ErrorStatus(pm.execute(request, args.measure, args.deadline, args.loop_timeout, callback))
     status, shapes, timing = callback.result(args.timeout_s)
+    elapsed = time.perf_counter_ns() - started
     answers = [(EXECUTE, launch), (EXECUTION_CALLBACK, status)]
-    outcome = Outcome("async", status, shapes, timing, launch_status=launch, answers=answers)
+    outcome = Outcome("async", status, shapes, timing, launch_status=launch, answers=answers, elapsed_ns=elapsed)
     if launch != ErrorStatus.NONE and launch != status:
         outcome.notes.append(f"launch status {launch.name} differs from callback status {status.name}")
     if callback.notify_count > 1:
@@ -88,6 +98,7 @@ def run_asynchronous(pm: PreparedModel, request: Request, args: ExecutionArgs) -
 
 def run_fenced(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
     """IPreparedModel::executeFenced with no fences to wait for; waits on the returned fence."""
+    started = time.perf_counter_ns()
     status, fence, callback = pm.execute_fenced(request, [], args.measure, args.deadline, args.loop_timeout, None)
     status = ErrorStatus(status)
     answers = [(EXECUTE_FENCED, status)]
@@ -101,9 +112,20 @@ def run_fenced(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outc
     if state == FenceState.ACTIVE:
         raise CallbackTimeout(f"fence not signalled within {args.timeout_s} s")
     info_status, launched, fenced = callback.get_execution_info()
+    # Both timings are of work launched by executeFenced and finished before getExecutionInfo could answer.
+    elapsed = time.perf_counter_ns() - started
     info_status = ErrorStatus(info_status)
     answers.append((GET_EXECUTION_INFO, info_status))
-    return Outcome("fenced", info_status, [], fenced, launch_status=status, timing_launched=launched, answers=answers)
+    return Outcome(
+        "fenced",
+        info_status,
+        [],
+        fenced,
+        launch_status=status,
+        timing_launched=launched,
+        answers=answers,
+        elapsed_ns=elapsed,
+    )
 
 
 def run_burst(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outcome:
@@ -134,7 +156,8 @@ def run_burst(pm: PreparedModel, request: Request, args: ExecutionArgs) -> Outco
             return outcome
     status = ErrorStatus(status)
     answers = [(CONFIGURE_BURST, ErrorStatus.NONE), (BURST_RESULT, status)]
-    return Outcome("burst", status, list(shapes), timing, notes=list(client.last_notes), answers=answers)
+    notes, elapsed = list(client.last_notes), client.last_elapsed_ns
+    return Outcome("burst", status, list(shapes), timing, notes=notes, answers=answers, elapsed_ns=elapsed)
 
 
 PATHS: dict[str, Callable[[PreparedModel, Request, ExecutionArgs], Outcome]] = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 
@@ -161,6 +162,7 @@ class BurstClient:
         self.context: BurstContext = context
         self.last_result = b""  # the raw bytes of the last result packet
         self.last_notes: list[str] = []  # wire conventions the last result broke (for the oracle)
+        self.last_elapsed_ns: int | None = None  # wall time from writing the last request to reading its result
         self._broken = False
         self._in_flight = threading.Lock()  # one request at a time, even with several calling threads
         self._finalizer = weakref.finalize(self, _shutdown, context, [self.requests, self.results])
@@ -211,6 +213,8 @@ class BurstClient:
     def _exchange(self, packet: bytes) -> ResultPacket:
         if self.closed or self._broken:
             raise BurstBroken("the burst client is closed or broken")
+        self.last_elapsed_ns = None
+        started = time.perf_counter_ns()
         if not self.requests.write(packet, blocking=True, timeout=self.timeout_s):
             self._broken = True
             if self.requests.reader_gone():
@@ -222,6 +226,7 @@ class BurstClient:
             if self.results.writer_gone():
                 raise BurstBroken("the burst's listener ended without a result")
             raise BurstTimeout(f"no burst result within {self.timeout_s} s")
+        self.last_elapsed_ns = time.perf_counter_ns() - started
         self.last_result = raw
         unclean = unclean_datums(raw, RESULT)
         self.last_notes = [f"result datums {unclean} have non-zero padding bytes"] if unclean else []

@@ -163,7 +163,7 @@ class BurstTarget:
             raw = apply_mutation(valid, step["mutation"])
             judgement = judge_packet(raw, parsed, state.known_slots(client))
             result = exchange(client, raw, "after a mutated packet")
-            finding = judge_packet_result(state, judgement, result, capacity)
+            finding = judge_packet_result(state, judgement, result, capacity, client.last_elapsed_ns)
             if finding is not None:
                 raise SessionStop(
                     Breach(finding.rule, finding.title, f"{finding.details}\npacket: {raw.hex()}".strip(), "burst")

@@ -130,7 +130,7 @@ class BurstPacketsTarget:
                 _, parsed = state.packet(client, False)
                 judgement = judge_packet(raw, parsed, state.known_slots(client))
                 result = exchange(client, raw, "after a raw packet")
-                finding = judge_packet_result(state, judgement, result, capacity)
+                finding = judge_packet_result(state, judgement, result, capacity, client.last_elapsed_ns)
                 if finding is not None:
                     raise SessionStop(finding)
             run_valid(state, client, capacity, False, "after a raw packet", LISTENER_KEEPS_SERVING)

@@ -293,8 +293,13 @@ def _shapes_text(shapes: Sequence[OutputShape]) -> str:
     return str([(list(s.dimensions), bool(s.is_sufficient)) for s in shapes])
 
 
-def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule: str) -> Breach | None:
-    """A valid request over the burst: the synchronous status, shapes and outputs; timing only when measured."""
+def judge_like_sync(
+    state: BurstModel, result: ResultPacket, measure: bool, rule: str, elapsed_ns: int | None = None
+) -> Breach | None:
+    """A valid request over the burst: the synchronous status, shapes and outputs; timing only when measured.
+
+    `elapsed_ns` is the wall time of the exchange that brought the result (BurstClient.last_elapsed_ns).
+    """
     sync = state.sync
     # A result packet carries a 1.0 status: what 1.3 added to ErrorStatus is GENERAL_FAILURE over a burst.
     expected = carried(BURST_RESULT, sync.status)
@@ -313,7 +318,7 @@ def judge_like_sync(state: BurstModel, result: ResultPacket, measure: bool, rule
             f"the burst reported output shapes {_shapes_text(shapes)}",
             f"executeSynchronously reported {_shapes_text(sync.shapes)}",
         )
-    timing = judge_timing(PathOutcome("burst", result.status, shapes, result.timing), measure)
+    timing = judge_timing(PathOutcome("burst", result.status, shapes, result.timing, elapsed_ns=elapsed_ns), measure)
     if timing is not None:
         return timing
     if result.status != ErrorStatus.NONE:
@@ -337,7 +342,7 @@ def result_sizes(state: BurstModel) -> tuple[int, int]:
 
 
 def judge_valid_result(
-    state: BurstModel, result: ResultPacket, measure: bool, capacity: int, rule: str
+    state: BurstModel, result: ResultPacket, measure: bool, capacity: int, rule: str, elapsed_ns: int | None = None
 ) -> Breach | None:
     """A valid request's result on a burst whose result channel holds `capacity` datums."""
     fewest, most = result_sizes(state)
@@ -347,21 +352,22 @@ def judge_valid_result(
         )
     if capacity < most and judge_error_result(result, OVERSIZED_RESULT_REJECTED, "") is None:
         return None  # the result may or may not have fitted, depending on whether shapes are reported
-    return judge_like_sync(state, result, measure, rule)
+    return judge_like_sync(state, result, measure, rule, elapsed_ns)
 
 
-def judge_other_result(result: ResultPacket, measure: bool) -> Breach | None:
+def judge_other_result(result: ResultPacket, measure: bool, elapsed_ns: int | None = None) -> Breach | None:
     """A well-formed packet of some other request: any status, shapes only with NONE or OUTPUT_INSUFFICIENT_SIZE."""
     if result.output_shapes and result.status not in _SHAPED:
         return Breach(
             MALFORMED_PACKET_REJECTED,
             f"{len(result.output_shapes)} output shapes with {result.status.name}",
         )
-    return judge_timing(PathOutcome("burst", result.status, list(result.output_shapes), result.timing), measure)
+    shapes = list(result.output_shapes)
+    return judge_timing(PathOutcome("burst", result.status, shapes, result.timing, elapsed_ns=elapsed_ns), measure)
 
 
 def judge_packet_result(
-    state: BurstModel, judgement: PacketJudgement, result: ResultPacket, capacity: int
+    state: BurstModel, judgement: PacketJudgement, result: ResultPacket, capacity: int, elapsed_ns: int | None = None
 ) -> Breach | None:
     """The result of a (possibly mutated) packet, as judge_packet classified it."""
     if judgement.expect in (MALFORMED, UNKNOWN_SLOT):
@@ -372,8 +378,8 @@ def judge_packet_result(
         return None  # refused for its non-zero padding: a strict reading of the wire format
     measure = judgement.parsed is not None and judgement.parsed.measure == MeasureTiming.YES
     if judgement.expect == SAME:
-        return judge_valid_result(state, result, measure, capacity, MATCHES_SYNCHRONOUS)
-    return judge_other_result(result, measure)
+        return judge_valid_result(state, result, measure, capacity, MATCHES_SYNCHRONOUS, elapsed_ns)
+    return judge_other_result(result, measure, elapsed_ns)
 
 
 # --- talking to the burst -------------------------------------------------------------------------------------
@@ -427,6 +433,6 @@ def run_valid(state: BurstModel, client: BurstClient, capacity: int, measure: bo
     state.refresh()
     packet, _ = state.packet(client, measure)
     result = exchange(client, packet, after)
-    finding = judge_valid_result(state, result, measure, capacity, rule)
+    finding = judge_valid_result(state, result, measure, capacity, rule, client.last_elapsed_ns)
     if finding is not None:
         raise SessionStop(finding)

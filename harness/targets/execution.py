@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from harness.case import Case, Live
 from harness.gen.model import ModelConfig, generate_model
-from harness.gen.requests import RequestConfig, generate_request
+from harness.gen.requests import BOUNDARY_LOOP_TIMEOUTS, RequestConfig, generate_request
 from harness.gen.source import Source
 from harness.hal import Device
 from harness.oracle.verdict import Verdict
@@ -31,7 +31,7 @@ class ExecutionTarget:
 
     name: str = "execution"
     model_config: ModelConfig = field(default_factory=ModelConfig)
-    request_config: RequestConfig = field(default_factory=RequestConfig)
+    request_config: RequestConfig = field(default_factory=lambda: RequestConfig(loop_timeouts=BOUNDARY_LOOP_TIMEOUTS))
     timeout_s: float = DEFAULT_TIMEOUT_S
     paths: tuple[str, ...] | None = None  # execution paths to run (None: every path of harness.paths.PATHS)
     # Execution deadlines to draw from, relative to the call in nanoseconds (None: no deadline; <= 0: passed).

@@ -1,9 +1,11 @@
 """The validation target: getSupportedOperations and prepareModel on valid models and on V-catalogue mutations.
 
-A case is a generated model, left valid, mutated into an invalid one (V1-V20, V23-V25) or prepared with an
-invalid preference or priority (V21, V22). The expectation comes from how the case was built (`case.expect`);
-when the driver disagrees with it, the reference validator has the last word, so a mutation that happened to
-leave the model valid is never reported as a driver failure.
+A case is a generated model, left valid, mutated into an invalid one (V1-V20, V23-V25), prepared with an
+invalid preference or priority (V21, V22), or with one pool holding its constants made an unusual or malformed
+memory handle (harness.gen.handles: a BLOB hardware buffer it must use, or one it must refuse, D13 and D25).
+The expectation comes from how the case was built (`case.expect`); when the driver disagrees with it, the reference
+validator has the last word, so a mutation that happened to leave the model valid is never reported as a driver
+failure. A model over a memory the driver must refuse is judged by judge_unusable_model_pool.
 """
 
 from __future__ import annotations
@@ -11,15 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from harness.case import Case, Live, close_model_pools, model_to_json, pools_from_json
+from harness.gen.handles import change_model_pool
 from harness.gen.model import ModelConfig, generate_model
 from harness.gen.mutations import apply_random
 from harness.gen.source import Source
-from harness.hal import Device, Model, OperandLifeTime
+from harness.hal import Device, Model, OperandLifeTime, Operation, Subgraph
 from harness.oracle.rules import (
     Breach,
     judge_model_rejected,
     judge_preparation_rejected,
     judge_supported_operations,
+    judge_unusable_model_pool,
     judge_valid_preparation,
     verdict_of,
 )
@@ -35,8 +39,9 @@ from harness.targets._common import (
 )
 from harness.targets.base import register_target
 
-# How often (out of 8) decode leaves the model valid, mutates the model, or mutates the preparation arguments.
-DEFAULT_KINDS = ("valid", "valid", "model", "model", "model", "model", "model", "preparation")
+# How often (out of 9) decode leaves the model valid, mutates the model or the preparation arguments, or changes
+# a pool holding constants into an unusual memory handle.
+DEFAULT_KINDS = ("valid", "valid", "model", "model", "model", "model", "model", "preparation", "pool")
 
 
 @dataclass
@@ -46,14 +51,22 @@ class ValidationTarget:
     name: str = "validation"
     config: ModelConfig = field(default_factory=ModelConfig)
     timeout_s: float = DEFAULT_TIMEOUT_S
-    kinds: tuple[str, ...] = DEFAULT_KINDS  # drawn uniformly: "valid", "model" or "preparation" (repeat to weigh)
+    # Drawn uniformly (repeat to weigh): "valid", "model", "preparation" or "pool" (valid when no pool holds constants).
+    kinds: tuple[str, ...] = DEFAULT_KINDS
 
     def decode(self, source: Source) -> Case:
-        """A generated model, valid or mutated (model or preparation arguments)."""
+        """A generated model, valid, mutated (model or preparation arguments) or over an unusual pool."""
         generated = generate_model(source, self.config)
         kind = source.choice(self.kinds)
         execution = {"preference": DEFAULT_PREFERENCE, "priority": DEFAULT_PRIORITY}
-        if kind == "valid":
+        changed = change_model_pool(generated.model, source) if kind == "pool" else None
+        if changed is not None:
+            change, index, model = changed
+            generated.close()
+            expect = {"valid": True, "kind": "pool", "pool": index, "handle": change.name, "rule": change.rule}
+            expect["memory"] = change.in_model
+            return Case(self.name, execution=execution, expect=expect, live=Live(model))
+        if kind in ("valid", "pool"):
             return Case(self.name, execution=execution, expect={"valid": True}, live=Live(generated.model))
         if kind == "model":
             mutation, model = apply_random("model", generated.model, source)
@@ -80,6 +93,12 @@ class ValidationTarget:
         priority = int(case.execution.get("priority", DEFAULT_PRIORITY))
         status, flags = supported_operations(device, model)
         preparation = prepare(device, model, preference=preference, priority=priority, timeout_s=self.timeout_s)
+        if case.expect.get("memory") == "refused":
+            p = preparation
+            readers = pool_readers(model, int(case.expect["pool"]))
+            count = len(model.main.operations)
+            finding = judge_unusable_model_pool(status, flags, readers, count, p.launch, p.status, p.prepared)
+            return verdict_of([finding] if finding else [], self.name)
         kind = case.expect.get("kind") if not case.expect.get("valid", True) else None
         finding, unsupported = _judge_as(kind, model, status, flags, preparation)
         extras: dict = {"unsupported": True} if unsupported else {}
@@ -109,6 +128,24 @@ def _judge_as(
     return judge_valid_preparation(p.launch, p.status, p.prepared, all(flags))  # type: ignore[attr-defined]
 
 
+def pool_readers(model: Model, pool: int) -> list[int]:
+    """The operations of main that read a constant in `pool`, themselves or through the subgraphs they reference."""
+
+    def reads(graph: Subgraph, operation: Operation, seen: set[int]) -> bool:
+        for i in operation.inputs:
+            operand = graph.operands[i]
+            if operand.lifetime == OperandLifeTime.CONSTANT_REFERENCE and operand.location.pool_index == pool:
+                return True
+            if operand.lifetime == OperandLifeTime.SUBGRAPH and operand.location.offset not in seen:
+                seen.add(operand.location.offset)
+                sub = model.referenced[operand.location.offset]
+                if any(reads(sub, op, seen) for op in sub.operations):
+                    return True
+        return False
+
+    return [k for k, op in enumerate(model.main.operations) if reads(model.main, op, set())]
+
+
 def _validator_kind(model: Model, preference: int, priority: int) -> str | None:
     if validate_model(model):
         return "model"
@@ -120,8 +157,12 @@ def _validator_kind(model: Model, preference: int, priority: int) -> str | None:
 def _reference_regions(model: Model) -> set[tuple[int, int, int, int]]:
     """(pool identity, pool, offset, length) of every CONSTANT_REFERENCE operand."""
     return {
-        (id(model.pools[o.location.pool_index]) if 0 <= o.location.pool_index < len(model.pools) else -1,
-         o.location.pool_index, o.location.offset, o.location.length)  # fmt: skip
+        (
+            id(model.pools[o.location.pool_index]) if 0 <= o.location.pool_index < len(model.pools) else -1,
+            o.location.pool_index,
+            o.location.offset,
+            o.location.length,
+        )
         for graph in (model.main, *model.referenced)
         for o in graph.operands
         if o.lifetime == OperandLifeTime.CONSTANT_REFERENCE

@@ -7,9 +7,12 @@ import struct
 
 import pytest
 
+from harness.case import close_model_pools, model_to_json
 from harness.case.pools import pool_from_json, pool_to_json
-from harness.gen.handles import HANDLE_CHANGES, change_pool
+from harness.gen import GenerationRejected, generate_model
+from harness.gen.handles import HANDLE_CHANGES, change_model_pool, change_pool
 from harness.gen.sources import RandomSource
+from harness.hal import OperandLifeTime
 
 _HEADER = struct.Struct("<4sIIIIIQ")
 _FIELDS = ("magic", "version", "width", "height", "layers", "format")
@@ -69,3 +72,41 @@ def test_what_a_driver_must_do_follows_d13_and_d25() -> None:
     assert outcomes["hardware_buffer_non_blob"] == ("optional", "refused")  # D13: optional, only for execution
     for field in ("magic", "version", "format", "size"):
         assert outcomes[f"hardware_buffer_bad_{field}"] == ("refused", "refused")  # D25
+
+
+def test_a_changed_model_pool_keeps_every_constant_and_changes_only_that_pool() -> None:
+    changed_kinds = set()
+    for seed in range(120):
+        try:
+            generated = generate_model(RandomSource(seed))
+        except GenerationRejected:
+            continue
+        drawn = change_model_pool(generated.model, RandomSource(seed))
+        if drawn is None:
+            assert not generated.model.pools or not _constant_pools(generated.model)
+            generated.close()
+            continue
+        change, index, model = drawn
+        try:
+            assert index in _constant_pools(generated.model)
+            before, after = model_to_json(generated.model), model_to_json(model)
+            assert after["pools"][index] != before["pools"][index]
+            assert after["pools"][index]["kind"] in ("hardware_buffer", "hardware_buffer_blob")
+            others = [p for k, p in enumerate(after["pools"]) if k != index]
+            assert others == [p for k, p in enumerate(before["pools"]) if k != index]
+            # The constants read back from the new pool are the model's.
+            assert {k: v for k, v in after.items() if k != "pools"} == {k: v for k, v in before.items() if k != "pools"}
+            changed_kinds.add(change.name)
+        finally:
+            close_model_pools(model)
+            generated.close()
+    assert len(changed_kinds) >= 4, changed_kinds
+
+
+def _constant_pools(model) -> set[int]:
+    return {
+        o.location.pool_index
+        for graph in (model.main, *model.referenced)
+        for o in graph.operands
+        if o.lifetime == OperandLifeTime.CONSTANT_REFERENCE
+    }

@@ -18,6 +18,7 @@ from harness.gen import (
     generate_model,
     generate_request,
 )
+from harness.gen.requests import BOUNDARY_LOOP_TIMEOUTS
 from harness.hal import ErrorStatus, element_size, numpy_dtype
 from harness.hal.memory import MemoryKind
 from harness.reference import judge_output_sizes, run_model, validate_fenced_request, validate_request
@@ -28,6 +29,7 @@ def materialize_request(request_json: dict, model, inputs):
     """(hal.Request, its memories, its output reader) of a generated request."""
     built = build_request(request_json, model, inputs)
     return built.request, built.memories, built.read_outputs
+
 
 SEEDS = range(300)
 
@@ -84,6 +86,9 @@ def test_too_small_outputs_are_recorded(sample) -> None:
     for seed, generated, request in sample:
         if "parameter_out_of_range_input" in generated.features:
             assert request.expected.status == ErrorStatus.INVALID_ARGUMENT, seed
+            continue
+        if "index_out_of_range_input" in generated.features:
+            assert request.expected.status in (ErrorStatus.GENERAL_FAILURE, ErrorStatus.INVALID_ARGUMENT), seed
             continue
         assert request.expected.status == ErrorStatus.NONE, seed
         lengths = request.output_lengths
@@ -197,8 +202,6 @@ def _fully_specified(dims: list[int]) -> bool:
     return bool(dims) and 0 not in dims
 
 
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(models_with_requests())
 def test_hypothesis_requests_are_valid(pair) -> None:
@@ -216,3 +219,20 @@ def test_request_configuration_limits_kinds_and_small_outputs() -> None:
     for seed, _, request in _pairs(range(60), config):
         assert [p["kind"] for p in request.request_json["pools"]] == ["mmap_fd"], seed
         assert not request.insufficient, seed
+
+
+def test_requests_draw_every_boundary_loop_timeout_and_the_reference_runs_with_it() -> None:
+    config = RequestConfig(loop_timeouts=BOUNDARY_LOOP_TIMEOUTS)
+    drawn = Counter()
+    for _, generated, request in _pairs(range(80), config):
+        drawn[request.loop_timeout_ns] += 1
+        if request.loop_timeout_ns == 0 and request.expected.status == ErrorStatus.NONE:
+            # No WHILE ran out of time: the same outputs as with no loop timeout given.
+            plain = run_model(generated.model, generated.inputs)
+            assert all(np.array_equal(a, b) for a, b in zip(plain.outputs, request.expected.outputs))
+    assert set(drawn) == set(BOUNDARY_LOOP_TIMEOUTS)
+
+
+def test_without_drawn_loop_timeouts_the_configured_one_applies() -> None:
+    for _, _, request in _pairs(range(10), RequestConfig(loop_timeout_ns=5)):
+        assert request.loop_timeout_ns == 5

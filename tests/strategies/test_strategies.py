@@ -54,6 +54,10 @@ def test_models_with_requests_carry_the_expected_result(pair) -> None:
         # A parameter given at run time was drawn outside its range on purpose: the execution is refused.
         assert request.expected.status == ErrorStatus.INVALID_ARGUMENT
         return
+    if "index_out_of_range_input" in generated.features:
+        # A batch index given at run time names no batch: the execution fails (the HAL names no status).
+        assert request.expected.status in (ErrorStatus.GENERAL_FAILURE, ErrorStatus.INVALID_ARGUMENT)
+        return
     assert request.expected.status == ErrorStatus.NONE
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(request.expected.outputs, generated.outputs))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 
-from harness.hal import NO_TIMING_INFO, Device, ErrorStatus, PreparedModel
+from harness.hal import NO_TIMING, NO_TIMING_INFO, Device, ErrorStatus, PreparedModel, Timing
 from harness.hal.callbacks import WaitablePreparedModelCallback
 
 
@@ -61,6 +61,14 @@ class AcceptsEverything(Delegating):
     def prepare_model(self, model, preference, priority, deadline, model_cache, data_cache, token, callback):
         callback.notify(ErrorStatus.NONE, _NullPreparedModel())
         return ErrorStatus.NONE
+
+
+class ReportsEverythingSupported(Delegating):
+    """getSupportedOperations reports every operation supported without looking at the model's pools; preparation
+    is the inner device's."""
+
+    def get_supported_operations(self, model):
+        return ErrorStatus.NONE, [True] * len(model.main.operations)
 
 
 class NeverCallsBack(Delegating):
@@ -191,3 +199,35 @@ class AcceptsAnyRequest(DelegatingPreparedModel):
     def execute(self, request, measure, deadline, loop_timeout_duration, callback):
         callback.notify(ErrorStatus.NONE, [], NO_TIMING_INFO)
         return ErrorStatus.NONE
+
+
+class _LaunchedTimingTooLong:
+    """A fenced callback whose timingLaunched says the execution took a million times longer than it did."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def get_execution_info(self):
+        status, launched, fenced = self.inner.get_execution_info()
+        if launched.time_in_driver != NO_TIMING:
+            launched = Timing(launched.time_on_device, launched.time_in_driver * 1_000_000 + 1_000_000)
+        return status, launched, fenced
+
+
+class FencedTimingTooLong(DelegatingPreparedModel):
+    """executeFenced reports a timeInDriver far longer than the execution's wall time (a unit slip)."""
+
+    def execute_fenced(self, request, wait_for, measure, deadline, loop_timeout_duration, timeout_after_fence):
+        status, fence, callback = self.inner.execute_fenced(
+            request, wait_for, measure, deadline, loop_timeout_duration, timeout_after_fence
+        )
+        return status, fence, None if callback is None else _LaunchedTimingTooLong(callback)
+
+
+class RefusesZeroLoopTimeout(DelegatingPreparedModel):
+    """A loopTimeoutDuration of 0 is refused as if it were not a duration (it is one: WHILE loops get no time)."""
+
+    def execute_synchronously(self, request, measure, deadline, loop_timeout_duration):
+        if loop_timeout_duration == 0:
+            return ErrorStatus.INVALID_ARGUMENT, [], NO_TIMING_INFO
+        return self.inner.execute_synchronously(request, measure, deadline, loop_timeout_duration)

@@ -16,11 +16,12 @@ from harness.gen.source import GenerationRejected
 from harness.gen.sources import BytesSource, RandomSource
 from harness.hal import ErrorStatus, OutputShape, Timing
 from harness.hal.burst_wire import ResultPacket
+from harness.oracle.rules import TIMING_WITHIN_WALL_TIME
 from harness.oracle.verdict import Outcome
 from harness.targets import run_atheris_one
 from harness.targets.burst import BurstTarget
 from harness.targets.burst_packets import BurstPacketsTarget, template_packet
-from harness.targets.burst_session import BurstModel, judge_error_result, judge_valid_result
+from harness.targets.burst_session import BurstModel, judge_error_result, judge_other_result, judge_valid_result
 from tests.targets.fakes import DelegatingPreparedModel, WrapsPreparedModel
 from tests.verdicts import assert_passes
 
@@ -218,3 +219,10 @@ def test_fuzzer_bytes_run_quietly_on_the_fault_free_driver(clean) -> None:
         for data in [b"", b"\x00" * 9, bytes(range(256)), b"\xff" * 80]:
             assert run_atheris_one(target, data, clean) is None
     assert BurstPacketsTarget().decode(BytesSource(b"")).extras["packet"]
+
+
+def test_a_burst_result_timing_longer_than_its_exchange_is_flagged() -> None:
+    result = ResultPacket(ErrorStatus.NONE, [], Timing(10, 10**9))
+    assert judge_other_result(result, True) is None  # no exchange measured
+    assert judge_other_result(result, True, elapsed_ns=50_000).rule == TIMING_WITHIN_WALL_TIME
+    assert judge_other_result(ResultPacket(ErrorStatus.NONE, [], Timing(10, 40)), True, elapsed_ns=50_000) is None

@@ -52,6 +52,21 @@ def test_a_wrong_output_value_breaks_the_float32_accuracy_rule(device) -> None:
     assert (beyond.outcome, beyond.rule, beyond.extras["path"]) == (Outcome.FAILURE, "accuracy.float32", "sync")
 
 
+def test_a_fenced_timing_longer_than_the_execution_breaks_within_wall_time(device) -> None:
+    verdict = EXECUTION.run(execution_case(measure=True), fakes.WrapsPreparedModel(device, fakes.FencedTimingTooLong))
+    assert (verdict.rule, verdict.extras["path"]) == ("timing.within_wall_time", "fenced")
+    unmeasured = EXECUTION.run(execution_case(), fakes.WrapsPreparedModel(device, fakes.FencedTimingTooLong))
+    assert unmeasured.ok, unmeasured.details
+
+
+def test_a_zero_loop_timeout_runs_a_model_without_while_and_refusing_it_breaks_status_expected(device) -> None:
+    case = execution_case()
+    case.execution["loopTimeoutNs"] = 0
+    assert_passes(EXECUTION.run(case, device), case)
+    verdict = EXECUTION.run(case, fakes.WrapsPreparedModel(device, fakes.RefusesZeroLoopTimeout))
+    assert (verdict.rule, verdict.extras["path"]) == ("status.expected", "sync")
+
+
 def test_an_exception_in_execute_names_the_driver_frame(device) -> None:
     verdict = EXECUTION.run(execution_case(), fakes.WrapsPreparedModel(device, fakes.AsyncRaises))
     assert verdict.rule == "driver.no_exception_escapes"

@@ -7,6 +7,7 @@ from collections import Counter
 
 from harness.drivers import create_device
 from harness.gen.sources import RandomSource
+from harness.hal import ErrorStatus
 from harness.targets import get_target
 
 _SEEDS = range(0, 400)
@@ -50,7 +51,8 @@ def test_a_driver_using_a_bad_magic_or_version_is_caught() -> None:
     for seed in seeds:
         case = target.decode(RandomSource(seed))
         try:
-            rules[target.run(case, device).rule] += 1
+            # An execution failing anyway (a run-time argument drawn out of range) cannot show the memory was used.
+            rules[target.run(case, device).rule if case.reference().status == ErrorStatus.NONE else "fails anyway"] += 1
         finally:
             case.close()
-    assert rules["memory.unusable_refused"] == len(seeds), rules
+    assert rules["memory.unusable_refused"] == len(seeds) - rules["fails anyway"] > 0, rules

@@ -34,6 +34,7 @@ def test_every_rule_is_registered_once_under_its_claim() -> None:
         "shapes.absent_on_failure",
         "timing.absent_unless_measured",
         "timing.in_driver_covers_on_device",
+        "timing.within_wall_time",
         "paths.agree",
         *(f"accuracy.{c}" for c in ("float32", "float16", "int32", "quant8", "quant16", "bool")),
     ]:
@@ -288,3 +289,37 @@ def test_an_exception_without_driver_frames_is_a_bad_return_value() -> None:
         call("prepareModel", status_of, 99)
     verdict = rules.exception_verdict(info.value.call, info.value.error, "validation")
     assert verdict.rule == rules.RETURNS_HAL_VALUES and verdict.frames == ()
+
+
+def test_no_reported_time_exceeds_the_wall_time_measured_around_the_execution() -> None:
+    assert rules.judge_timing(outcome(timing=MEASURED, elapsed_ns=20_000), measure=True) is None
+    assert rules.judge_timing(outcome(timing=Timing(10, 10**9)), measure=True) is None  # nothing measured
+    slack = Timing(10, 20 + rules.TIMING_SLACK_US)
+    assert rules.judge_timing(outcome(timing=slack, elapsed_ns=20_000), measure=True) is None
+    past = Timing(10, 21 + rules.TIMING_SLACK_US)
+    assert rules.judge_timing(outcome(timing=past, elapsed_ns=20_000), measure=True).rule == (
+        rules.TIMING_WITHIN_WALL_TIME
+    )
+    launched = outcome("fenced", timing=MEASURED, timing_launched=Timing(10, 10**9), elapsed_ns=20_000)
+    assert rules.judge_timing(launched, measure=True).rule == rules.TIMING_WITHIN_WALL_TIME
+
+
+def test_a_model_over_an_unusable_pool_gets_no_operation_reading_it_supported_and_no_preparation() -> None:
+    failed = (S.GENERAL_FAILURE, S.GENERAL_FAILURE, None)
+    judge = rules.judge_unusable_model_pool
+    assert judge(S.NONE, [True, False], [1], 2, *failed) is None
+    assert judge(S.INVALID_ARGUMENT, [], [1], 2, S.INVALID_ARGUMENT, S.INVALID_ARGUMENT, None) is None
+    assert judge(S.NONE, [True, True], [1], 2, *failed).rule == rules.UNUSABLE_MEMORY_REFUSED
+    assert judge(S.NONE, [False], [0], 2, *failed).rule == rules.RETURNS_HAL_VALUES
+    assert judge(S.GENERAL_FAILURE, [False, False], [1], 2, *failed).rule == rules.RETURNS_HAL_VALUES
+    assert judge(S.NONE, [True, False], [1], 2, S.NONE, S.NONE, object()).rule == rules.UNUSABLE_MEMORY_REFUSED
+    assert judge(S.NONE, [True, False], [1], 2, S.NONE, S.GENERAL_FAILURE, object()).rule == (
+        rules.PREPARED_MODEL_IFF_NONE
+    )
+
+
+def test_a_driver_finishing_a_loop_the_reference_timed_out_is_not_held_to_shapes_it_cannot_know() -> None:
+    timed_out = Expectation(S.MISSED_DEADLINE_TRANSIENT, timing_dependent=True)
+    finished = outcome(shapes=[OutputShape([2, 3]), OutputShape([1])])
+    assert rules.judge_execution(finished, timed_out) == []
+    assert ids(rules.judge_execution(finished, Expectation(S.MISSED_DEADLINE_TRANSIENT))) == [rules.STATUS_EXPECTED]

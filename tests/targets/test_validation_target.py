@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
 from driver_under_test import create_device
 from harness.case import Case, close_model_pools, model_from_json
+from harness.gen.handles import HANDLE_CHANGES
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
 from harness.hal import OperandType
@@ -148,4 +150,40 @@ def test_a_case_gives_the_same_json_after_its_run_as_right_after_decoding(device
         TARGET.run(case, device)
         assert case.dumps() == before, (seed, case.expect)
         kinds.add(case.expect.get("kind", "valid"))
-    assert kinds == {"valid", "model", "preparation"}
+    assert kinds == {"valid", "model", "preparation", "pool"}
+
+
+def _pool_cases(seeds) -> list[tuple[int, Case]]:
+    found = []
+    for seed in seeds:
+        try:
+            case = TARGET.decode(RandomSource(seed))
+        except GenerationRejected:
+            continue
+        if case.expect.get("kind") == "pool":
+            found.append((seed, case))
+        else:
+            case.close()
+    return found
+
+
+def test_models_over_unusual_pools_are_drawn_and_pass_on_the_default_driver(device) -> None:
+    handles: Counter = Counter()
+    for seed, case in _pool_cases(range(700)):
+        handles[case.expect["handle"]] += 1
+        verdict = TARGET.run(case, device)
+        case.close()
+        assert verdict.ok, (seed, case.expect, verdict.rule, verdict.title)
+    assert set(handles) == set(HANDLE_CHANGES), handles
+
+
+def test_reporting_an_operation_over_an_unusable_pool_supported_breaks_unusable_refused(device) -> None:
+    lying = fakes.ReportsEverythingSupported(device)
+    judged = 0
+    for seed, case in _pool_cases(range(200)):
+        if case.expect["memory"] == "refused":
+            verdict = TARGET.run(case, lying)
+            assert verdict.rule == "memory.unusable_refused", (seed, verdict.rule, verdict.title)
+            judged += 1
+        case.close()
+    assert judged >= 5

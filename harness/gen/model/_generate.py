@@ -272,8 +272,8 @@ def _features(gen: Gen, main: Graph) -> frozenset[str]:
 
 
 def _break_parameter(gen: Gen, main: Graph, inputs: list[np.ndarray | None]) -> None:
-    """Give one bounded parameter input a value outside its range (the model stays valid; its execution must fail
-    with INVALID_ARGUMENT)."""
+    """Give one bounded input a value outside its range (the model stays valid; its execution must fail): a
+    parameter (INVALID_ARGUMENT) or one element of a batch-index tensor (the HAL names no status for it)."""
     candidates = [k for k, i in enumerate(main.inputs) if main.operands[i].domain is not None]
     if not candidates:
         return
@@ -282,6 +282,12 @@ def _break_parameter(gen: Gen, main: Graph, inputs: list[np.ndarray | None]) -> 
     assert g.domain is not None
     # The value next to the bound half the time: where off-by-one checks and divisions by zero are.
     value = g.domain.just_outside() if gen.src.boolean() else gen.src.choice(g.domain.outside())
+    if g.shape:
+        broken = np.array(g.value, dtype=numpy_dtype(g.type))
+        broken.flat[gen.src.integer(0, broken.size - 1)] = value
+        inputs[k] = broken
+        gen.features.add("index_out_of_range_input")
+        return
     inputs[k] = np.array(value, dtype=numpy_dtype(g.type))
     gen.features.add("parameter_out_of_range_input")
 

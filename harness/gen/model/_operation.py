@@ -30,7 +30,7 @@ from harness.hal import (
 from harness.hal.sizes import SCALAR_TYPES
 from harness.ops import Arg, KernelContext, OpSpec, ShapeContext, Signature
 from harness.ops.common import ExecutionError, UnspecifiedResult, silences_warnings
-from harness.ops.parameters import Domain, domain_of
+from harness.ops.parameters import BATCH_INDEX_INPUTS, Domain, batch_index_domain, domain_of
 from harness.reference.executor import shape_conflicts
 
 L = OperandLifeTime
@@ -581,6 +581,20 @@ class OpDraw:
             return None
         domain = domain_of(self.op_type, self.args[i].name) if self.gen.break_parameter else None
         return self.const(i, value, allow_input=True, copy=copy, domain=domain)
+
+    def batch_indices(self, indices: Sequence[int], batches: int) -> GenOperand:
+        """The operation's batch-index input holding `indices` (each in [0, batches)).
+
+        When the model draws run-time values out of range, it is a model input with even odds, marked so that one
+        of its elements may be given a batch that does not exist (harness.gen.model._generate).
+        """
+        i = BATCH_INDEX_INPUTS[self.op_type]
+        breakable = self.gen.break_parameter and self.graph.main and self.src.boolean()
+        value = np.array(indices, dtype=np.int32)
+        g = self.data(i, value=value, reuse=False, constant=False if breakable else None)
+        if breakable and g.lifetime == _SUBGRAPH_INPUT and g.value is not None and g.value.size:
+            g.domain = batch_index_domain(batches)
+        return g
 
     def omit(self, i: int) -> None:
         """Leave optional position i without a value."""

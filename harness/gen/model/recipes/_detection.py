@@ -53,7 +53,7 @@ def _bbox_transform(d: OpDraw) -> None:
     batches = [d.src.integer(0, images - 1) for _ in range(rois)]
     _box_input(d, 0, np.concatenate([_boxes(d, 1, w, h) for b in batches for h, w in [sizes[b]]]))
     d.data(1, shape=(rois, classes * 4), real=(-1.0, 1.0), reuse=False)
-    d.data(2, value=np.array(batches, dtype=np.int32), reuse=False)
+    d.batch_indices(batches, images)
     _box_input(d, 3, np.array(sizes, dtype=np.float64))
     _box_output(d, 0)
 
@@ -118,7 +118,7 @@ def _roi(d: OpDraw, align: bool) -> None:
     h_ratio, w_ratio = d.src.choice([0.5, 1.0, 2.0]), d.src.choice([0.5, 1.0, 2.0])
     rois = d.src.integer(1, 2)
     _box_input(d, 1, _boxes(d, rois, max(w * w_ratio, 1.0), max(h * h_ratio, 1.0)))
-    d.data(2, value=np.array([d.src.integer(0, batches - 1) for _ in range(rois)], dtype=np.int32), reuse=False)
+    d.batch_indices([d.src.integer(0, batches - 1) for _ in range(rois)], batches)
     d.param(names["out_height"], d.src.integer(1, 3))
     d.param(names["out_width"], d.src.integer(1, 3))
     d.param(names["height_ratio"], h_ratio)
