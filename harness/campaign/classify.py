@@ -4,7 +4,9 @@ The reduced case is replayed, isolated, on every variant the driver declares (`h
 kernel sets of the engine, the driver's own kernels) and run bare on the engine, outside the HAL plumbing, on each
 kernel set (`harness.engines.bare_runs`, with the engine model the device built for it). From those outcomes:
 
-- divergence: the finding matches a registered known divergence (harness.oracle.divergences).
+- divergence: the finding matches a registered known divergence (harness.oracle.divergences). A differential
+  finding (engines.disagree, on any driver) is one when the engines standing apart each show a registered
+  divergence (classify_disagreement); it is not re-run on the variants, since it compares them already.
 - plumbing: the driver's own kernels fail it the same way (the HAL layer every backend shares), or the engine alone
   computes what the HAL prescribes on the model the device built. Variants over another engine (LiteRT for an ONNX
   Runtime finding) are replayed as evidence but decide nothing: they have code of their own below the HAL layer.
@@ -95,6 +97,25 @@ class Classification:
             replays=dict(d.get("replays", {})),
             bare=dict(d.get("bare", {})),
         )
+
+
+def classify_disagreement(verdict: Verdict) -> Classification | None:
+    """The class of a differential finding (engines.disagree): a divergence when the engines standing apart each show
+    a registered one (the target marks the verdict with it), else None: a new disagreement, kept as it is."""
+    ids = verdict.extras.get("divergence") if verdict.rule == ENGINES_DISAGREE else None
+    if not ids:
+        return None
+    entries = [DIVERGENCES[name.strip()] for name in str(ids).split(",")]
+    return Classification(
+        "divergence",
+        "the engines standing apart show known divergences: "
+        + "; ".join(f"{e.id} of {e.engine} ({e.condition})" for e in entries),
+        "differential",
+        ", ".join(sorted({e.engine for e in entries})),
+        kernel_sets=sorted({k for e in entries for k in e.kernel_sets}),
+        divergence=", ".join(e.id for e in entries),
+        operation=(verdict.locus or "").split(" (")[0],
+    )
 
 
 def classify(case_json: dict, verdict: Verdict, driver: str, replay: Replay) -> Classification | None:

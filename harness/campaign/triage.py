@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.campaign.classify import classify
+from harness.campaign.classify import classify, classify_disagreement
 from harness.campaign.config import CampaignConfig, TargetSpec
 from harness.campaign.events import Event, FindingReported, KnownRechecked, Unreproduced
 from harness.campaign.finding import EXPORT_FOLDER, Finding, folder_files, read_folder, stored_findings
@@ -30,6 +30,7 @@ from harness.case import Case
 from harness.drivers import create_device, variants
 from harness.engines import NotExportable, Origin, UnknownFormat, engine_model_of, export_case
 from harness.hal import EngineExport
+from harness.oracle.engines import ENGINES_DISAGREE
 from harness.oracle.verdict import Verdict
 from harness.runner import RunResult, UnknownTarget, WorkerPool, WorkerStartError, decode_bytes, resolve_target
 from harness.runner.libfuzzer import FINDING_PREFIXES
@@ -295,12 +296,18 @@ class Triage:
     def _classified(self, spec: TargetSpec, found: Finding) -> Finding:
         """On a driver over a third-party engine, the finding classified by differential re-runs of its reduced case
         and named by what that shows (harness.campaign.classify); other findings as they are."""
-        if self.config.faults or found.case is None or not self._on_engine() or self.should_stop():
+        disagreement = found.rule == ENGINES_DISAGREE  # compares the engines itself, on any driver
+        if self.config.faults or found.case is None or self.should_stop():
+            return found
+        if not disagreement and not self._on_engine():
             return found
         replayed = self._replay(spec, found.case)
         if replayed is None or (replayed.verdict.outcome.value, replayed.verdict.rule) != (found.outcome, found.rule):
             return found  # the reduced case does not reproduce alone: nothing to compare on the variants
-        result = classify(found.case, replayed.verdict, self.config.driver, self._replay_on)
+        if disagreement:
+            result = classify_disagreement(replayed.verdict)
+        else:
+            result = classify(found.case, replayed.verdict, self.config.driver, self._replay_on)
         if result is None:
             return found
         return replace(

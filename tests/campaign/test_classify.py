@@ -191,3 +191,23 @@ def test_a_disagreement_between_engines_is_not_classified_again(replay) -> None:
 
     disagreement = Verdict(Outcome.FAILURE, rule="engines.disagree", title="engines disagree", target="differential")
     assert classify(chain_case(["ADD"]), disagreement, BAD, replay) is None
+
+
+def test_a_disagreement_marked_with_known_divergences_is_classified_as_them_on_any_driver() -> None:
+    from harness.campaign.classify import classify_disagreement
+    from harness.oracle.verdict import Outcome, Verdict
+
+    marked = Verdict(
+        Outcome.FAILURE,
+        rule="engines.disagree",
+        title="engines disagree",
+        target="differential",
+        locus="UNIDIRECTIONAL_SEQUENCE_LSTM (litert-optimized, litert-reference, litert-xnnpack)",
+        extras={"divergence": "litert-lstm-activation-none"},
+    )
+    found = classify_disagreement(marked)
+    assert found is not None and found.cls == "divergence" and found.divergence == "litert-lstm-activation-none"
+    assert found.engine == "ai-edge-litert" and found.kernel_sets == ["optimized", "reference", "xnnpack"]
+    assert found.operation == "UNIDIRECTIONAL_SEQUENCE_LSTM"
+    unmarked = Verdict(Outcome.FAILURE, rule="engines.disagree", title="engines disagree", target="differential")
+    assert classify_disagreement(unmarked) is None
