@@ -72,8 +72,12 @@ def test_rnn_step_by_hand():
 
 
 @FAST
-@given(xs=arrays(np.float32, (3, 2, 2), elements=SMALL), w=arrays(np.float32, (3, 2), elements=SMALL),
-       r=arrays(np.float32, (3, 3), elements=st.floats(-0.5, 0.5, width=32)), time_major=st.booleans())
+@given(
+    xs=arrays(np.float32, (3, 2, 2), elements=SMALL),
+    w=arrays(np.float32, (3, 2), elements=SMALL),
+    r=arrays(np.float32, (3, 3), elements=st.floats(-0.5, 0.5, width=32)),
+    time_major=st.booleans(),
+)
 def test_unidirectional_rnn_equals_the_unrolled_cell(xs, w, r, time_major):
     b = np.zeros(3, dtype=np.float32)
     h = np.zeros((2, 3), dtype=np.float32)
@@ -93,8 +97,14 @@ def bidi_rnn_inputs(xs, merge: bool) -> list:
     r = np.array([[0.3, 0.0], [0.1, -0.2]], dtype=np.float32)
     b, h = np.array([0.1, -0.1], dtype=np.float32), np.zeros((xs.shape[1], 2), dtype=np.float32)
     tensors = [given_tensor(F32, v) for v in (xs, w, r, b, h, -w, r.T, b, h)]
-    return tensors + [OMITTED, OMITTED, OMITTED, given_scalar(T.INT32, 0), given_scalar(T.BOOL, True),
-                      given_scalar(T.BOOL, merge)]
+    return tensors + [
+        OMITTED,
+        OMITTED,
+        OMITTED,
+        given_scalar(T.INT32, 0),
+        given_scalar(T.BOOL, True),
+        given_scalar(T.BOOL, merge),
+    ]
 
 
 def test_bidirectional_rnn_merged_output_is_the_concatenation_of_both_directions():
@@ -110,9 +120,70 @@ def test_bidirectional_rnn_merged_output_is_the_concatenation_of_both_directions
 def test_svdf_pushes_the_feature_into_memory_and_weighs_it_over_time():
     # One filter, memory 2, state [s0, s1]: the newest slot takes x * w_feature, the output is
     # w_time . [s0, x * w_feature] and the state shifts left with a zero appended.
-    inputs = [given_tensor(F32, [[3.0]]), given_tensor(F32, [[2.0]]), given_tensor(F32, [[10.0, 100.0]]),
-              given_tensor(F32, [0.5]), given_tensor(F32, [[1.0, 7.0]]), given_scalar(T.INT32, 1),
-              given_scalar(T.INT32, 0)]
+    inputs = [
+        given_tensor(F32, [[3.0]]),
+        given_tensor(F32, [[2.0]]),
+        given_tensor(F32, [[10.0, 100.0]]),
+        given_tensor(F32, [0.5]),
+        given_tensor(F32, [[1.0, 7.0]]),
+        given_scalar(T.INT32, 1),
+        given_scalar(T.INT32, 0),
+    ]
     state, out = run_op(Op.SVDF, inputs, [output(F32), output(F32)])
     np.testing.assert_array_equal(out, [[10 * 1.0 + 100 * 6.0 + 0.5]])
     np.testing.assert_array_equal(state, [[6.0, 0.0]])
+
+
+Q8S, Q8SYMM, Q16S, I32T = T.TENSOR_QUANT8_ASYMM_SIGNED, T.TENSOR_QUANT8_SYMM, T.TENSOR_QUANT16_SYMM, T.TENSOR_INT32
+X_SCALE, W_SCALE, CELL_SCALE, H_SCALE = 1 / 64, 1 / 128, 2.0**-12, 1 / 128
+
+
+def quantized_lstm_inputs(c, *, forget_bias: int = 0, projection: bool = False, hidden_scale=H_SCALE) -> list:
+    """QUANTIZED_LSTM inputs (batch 1, input 1, as many units as c has) with zero weights, the forget gate's bias
+    as given and, with a projection, the identity as projection weights."""
+    units = c.shape[1]
+    zeros = lambda t, *shape, scale=W_SCALE: given_tensor(t, np.zeros(shape), scale)  # noqa: E731
+    inputs = [given_tensor(Q8S, [[64]], X_SCALE)]
+    inputs += [zeros(Q8SYMM, units, 1) for _ in range(4)] + [zeros(Q8SYMM, units, units) for _ in range(4)]
+    inputs += [OMITTED] * 3
+    biases = [np.zeros(units), np.full(units, forget_bias), np.zeros(units), np.zeros(units)]
+    inputs += [given_tensor(I32T, b, X_SCALE * W_SCALE) for b in biases]
+    if projection:
+        inputs += [given_tensor(Q8SYMM, np.eye(units) * 127, 1 / 127), OMITTED]
+    else:
+        inputs += [OMITTED, OMITTED]
+    inputs += [given_tensor(Q8S, np.zeros((1, units)), H_SCALE), given_tensor(Q16S, c, CELL_SCALE)]
+    inputs += [OMITTED] * 6
+    inputs += [given_scalar(T.FLOAT32, 2.0**-12) for _ in range(4)]
+    return inputs + [given_scalar(T.INT32, 0), given_scalar(T.FLOAT32, hidden_scale)]
+
+
+Q_LSTM_OUTPUTS = [output(Q8S, H_SCALE), output(Q16S, CELL_SCALE), output(Q8S, H_SCALE)]
+
+
+def test_quantized_lstm_with_zero_weights_halves_the_cell_state():
+    # Every gate sees 0: forget = input = output = 1/2, g = tanh(0) = 0; c = 1 (4096 * 2^-12) becomes 1/2 and the
+    # output 1/2 * tanh(1/2) = 0.2311 is 29.58 units of 1/128.
+    c = np.array([[4096, -4096]])
+    out_state, c_new, out = run_op(Op.QUANTIZED_LSTM, quantized_lstm_inputs(c), Q_LSTM_OUTPUTS)
+    np.testing.assert_array_equal(c_new, [[2048, -2048]])
+    np.testing.assert_array_equal(out, [[30, -30]])
+    np.testing.assert_array_equal(out_state, out)
+
+
+def test_quantized_lstm_reads_the_gate_biases_at_input_scale_times_weights_scale():
+    # A forget bias of 2 (2 / (1/64 * 1/128) = 16384 stored) makes the forget gate sigmoid(2) = 0.8808:
+    # c = 1 becomes 0.8808 = 3607.7 units of 2^-12.
+    c = np.array([[4096, 4096]])
+    _, c_new, _ = run_op(Op.QUANTIZED_LSTM, quantized_lstm_inputs(c, forget_bias=16384), Q_LSTM_OUTPUTS)
+    np.testing.assert_array_equal(c_new, [[3608, 3608]])
+
+
+def test_quantized_lstm_projects_the_hidden_state_stored_in_its_quantization():
+    # The hidden state 1/2 * tanh(1/2) = 0.2311 is stored at the hidden state's scale 1/4 as 1 (0.25) before the
+    # identity projection: the output is 0.25 = 32 units of 1/128 (the unstored value would give 30).
+    c = np.array([[4096, -4096]])
+    inputs = quantized_lstm_inputs(c, projection=True, hidden_scale=0.25)
+    out_state, _, out = run_op(Op.QUANTIZED_LSTM, inputs, Q_LSTM_OUTPUTS)
+    np.testing.assert_array_equal(out_state, [[32, -32]])
+    np.testing.assert_array_equal(out, out_state)

@@ -231,3 +231,25 @@ class RefusesZeroLoopTimeout(DelegatingPreparedModel):
         if loop_timeout_duration == 0:
             return ErrorStatus.INVALID_ARGUMENT, [], NO_TIMING_INFO
         return self.inner.execute_synchronously(request, measure, deadline, loop_timeout_duration)
+
+
+class RejectsOperation(Delegating):
+    """Rejects as invalid every model holding an operation of type `op` (a validation table that is wrong for it)."""
+
+    def __init__(self, inner: Device, op: int) -> None:
+        super().__init__(inner)
+        self.op = int(op)
+
+    def _rejects(self, model) -> bool:
+        return any(int(o.type) == self.op for o in model.main.operations)
+
+    def get_supported_operations(self, model):
+        if self._rejects(model):
+            return ErrorStatus.INVALID_ARGUMENT, []
+        return self.inner.get_supported_operations(model)
+
+    def prepare_model(self, model, preference, priority, deadline, model_cache, data_cache, token, callback):
+        if self._rejects(model):
+            callback.notify(ErrorStatus.INVALID_ARGUMENT, None)
+            return ErrorStatus.INVALID_ARGUMENT
+        return self.inner.prepare_model(model, preference, priority, deadline, model_cache, data_cache, token, callback)

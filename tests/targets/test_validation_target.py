@@ -9,10 +9,11 @@ import pytest
 
 from driver_under_test import create_device
 from harness.case import Case, close_model_pools, model_from_json
+from harness.gen import ModelConfig, generate_model
 from harness.gen.handles import HANDLE_CHANGES
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
-from harness.hal import OperandType
+from harness.hal import OperandType, OperationType
 from harness.oracle.verdict import Outcome
 from harness.targets import TARGETS
 from harness.targets.validation import ValidationTarget
@@ -66,6 +67,18 @@ def test_rejecting_only_through_the_callback_breaks_invalid_model_rejected(devic
 def test_one_flag_too_many_breaks_valid_model_accepted(device) -> None:
     verdict = TARGET.run(validation_case(), fakes.OneFlagTooMany(device))
     assert verdict.rule == "status.valid_model_accepted"
+
+
+def test_a_driver_that_rejects_a_generated_quantized_lstm_breaks_valid_model_accepted(device) -> None:
+    # A QUANTIZED_LSTM model as the generator draws it: the driver accepts it; a driver whose operand table for
+    # the operation is wrong rejects it, which the target reports.
+    config = ModelConfig(operations=frozenset({OperationType.QUANTIZED_LSTM}), max_operations=1, control_flow=False)
+    g = generate_model(RandomSource(3), config)
+    case = Case("validation", g.model_json, execution={"preference": 1, "priority": 1}, expect={"valid": True})
+    assert TARGET.run(case, device).ok
+    verdict = TARGET.run(case, fakes.RejectsOperation(device, OperationType.QUANTIZED_LSTM))
+    assert (verdict.outcome, verdict.rule) == (Outcome.FAILURE, "status.valid_model_accepted")
+    g.close()
 
 
 def test_an_exception_in_a_hal_call_is_a_failure_with_the_driver_frames(device) -> None:

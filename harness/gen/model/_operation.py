@@ -38,6 +38,8 @@ T = OperandType
 # Enum members used in loops, as module constants (an attribute of an Enum class is several times slower).
 _NO_VALUE = L.NO_VALUE
 _SUBGRAPH_INPUT = L.SUBGRAPH_INPUT
+# Quantized types whose operands carry one scale (the per-channel type carries its scales in channel params).
+_ABSENT_QUANTIZED = V.QUANTIZED - {OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL}
 _CONSTANT_COPY = L.CONSTANT_COPY
 _CONSTANT_REFERENCE = L.CONSTANT_REFERENCE
 _TEMPORARY_VARIABLE = L.TEMPORARY_VARIABLE
@@ -655,11 +657,13 @@ class OpDraw:
         if not arg.optional:
             raise OpRejected(f"required input {arg.name} has no value")
         t = int(arg.types[0])
+        # An operand without a value is still an operand of its type: a quantized one needs a positive scale.
+        scale, zero_point = V.quant_params(self.src, t, -1.0, 1.0) if t in _ABSENT_QUANTIZED else (0.0, 0)
         if self.graph.main and self.gen.chance(self.cfg.absent_input_probability):
-            g = GenOperand(t, [], _SUBGRAPH_INPUT, None)
+            g = GenOperand(t, [], _SUBGRAPH_INPUT, None, scale, zero_point)
             g.absent = True
             return g
-        return GenOperand(t, [], _NO_VALUE, None)
+        return GenOperand(t, [], _NO_VALUE, None, scale, zero_point)
 
     def _output_operands(self, inputs: list[GenOperand]) -> tuple[list[GenOperand], list[int]]:
         """Outputs (quantization set unless it must be fitted) and the positions to fit."""

@@ -141,10 +141,11 @@ def test_operations_restriction_is_respected() -> None:
 
 
 def test_shapes_stay_small_by_default(sample) -> None:
-    # Small, unless the model drew a size around a vector width (then up to vector_width_max_elements).
+    # Small, unless the model drew a size around a vector width or a long size (then up to
+    # vector_width_max_elements: both raise the element limit).
     config = ModelConfig()
     for seed, g in sample:
-        wide = any(f.startswith("vector_width:") for f in g.features)
+        wide = any(f.startswith("vector_width:") or f == "long_size" for f in g.features)
         limit = config.vector_width_max_elements if wide else config.max_elements
         for value in g.inputs:
             if value is not None:

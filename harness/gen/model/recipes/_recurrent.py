@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from harness.gen.model import _values as V
 from harness.gen.model._operation import OpDraw
 from harness.gen.model.recipes._registry import O, T, recipe
@@ -232,3 +234,87 @@ def _quantized_16bit_lstm(d: OpDraw) -> None:
         d.weight(9 + k, (out,), quant=(bias_scale, 0), ints=(-bound, bound))
     d.data(13, shape=(batch, out), quant=(2.0**-11, 0), real=(-2.0, 2.0))
     d.data(14, shape=(batch, out), quant=io_quant, real=_S)
+
+
+# QUANTIZED_LSTM. The HAL gives the gate biases the scale input scale * weights scale, yet its own tests read them,
+# with layer normalization, at another scale (the layer-norm weights' / 1024); the projection bias's "input" may be
+# input 0 or the hidden state. Where the reading is open, the biases are zeros, which every reading agrees on.
+_Q_INTERMEDIATE = tuple(f"{g}_intermediate_scale" for g in GATES)
+_Q_GATE_SCALE = 2.0**-12  # the usual gate format without layer normalization (Q3.12)
+_Q_CELL_EXPONENTS = (-15, -11)  # cell state scales 2^e: power-of-two scales, which fixed-point kernels need
+_Q_HIDDEN = (-1.0, 1.0)  # the hidden state o * tanh(c)
+
+
+def _q_bias(d: OpDraw, i: int, shape: tuple[int, ...], scale: float, zero: bool) -> None:
+    """A TENSOR_INT32 bias at `scale` (zero point 0): zeros, or values up to a real magnitude of 0.5."""
+    scale = V.f32(scale)
+    bound = 0 if zero or not scale else int(min(round(0.5 / scale), 1 << 20))
+    d.weight(i, shape, quant=(scale, 0), ints=(-bound, bound))
+
+
+def _q_optional_scalar(d: OpDraw, i: int, real: tuple[float, float]) -> None:
+    """An optional clip: omitted, 0 (no clipping) or a threshold drawn in `real`."""
+    mode = d.src.integer(0, 2)
+    if mode == 0:
+        d.omit(i)
+    else:
+        d.param(i, 0.0 if mode == 1 else V.f32(d.src.floats(*real, width=32)))
+
+
+@recipe(O.QUANTIZED_LSTM)
+def _quantized_lstm(d: OpDraw) -> None:
+    names = _names(d)
+    batch, in_size = d.src.integer(1, 2), d.src.integer(1, 3)
+    cell = _draw_cell(d, True)
+    nc, no = cell.n_cell, cell.n_out
+    x = d.data(0, shape=(batch, in_size), real=_S)
+    w_scale: dict[str, float] = {}
+    for g in GATES:
+        skip = cell.cifg and g == "input"
+        _tensor(d, names, f"input_to_{g}_weights", None if skip else (nc, in_size))
+        _tensor(d, names, f"recurrent_to_{g}_weights", None if skip else (nc, no))
+        if not skip:
+            w_scale[g] = float(d.get(names[f"input_to_{g}_weights"]).op.scale)
+    for g in ("input", "forget", "output"):
+        present = cell.peephole and not (cell.cifg and g == "input")
+        _tensor(d, names, f"cell_to_{g}_weights", (nc,) if present else None)
+    for g, bias in zip(GATES, _BIASES):
+        if g in w_scale:
+            _q_bias(d, names[bias], (nc,), float(x.op.scale) * w_scale[g], zero=cell.layer_norm)
+        else:
+            d.omit(names[bias])
+    for g, ln in zip(GATES, _LAYER_NORM):
+        present = cell.layer_norm and not (cell.cifg and g == "input")
+        _tensor(d, names, ln, (nc,) if present else None, real=(0.5, 1.5))
+    h = d.data(names["output_state_in"], shape=(batch, no), real=_S)
+    h_quant = (float(h.op.scale), int(h.op.zero_point))
+    if cell.projection:
+        _tensor(d, names, "projection_weights", (no, nc))
+        hidden = V.quant_params(d.src, T.TENSOR_QUANT8_ASYMM_SIGNED, *_Q_HIDDEN)
+        projection_scale = hidden[0] * float(d.get(names["projection_weights"]).op.scale)
+        _q_bias(d, names["projection_bias"], (no,), projection_scale, zero=True)
+    else:
+        d.omit(names["projection_weights"])
+        d.omit(names["projection_bias"])
+        hidden = h_quant  # the hidden state is the output: one quantization, whichever of the two is read
+    cell_quant = (2.0 ** d.src.integer(*_Q_CELL_EXPONENTS), 0)
+    d.data(names["cell_state_in"], shape=(batch, nc), real=_S, quant=cell_quant, reuse=False)
+    _q_optional_scalar(d, names["cell_clip"], (0.25, 1.0))
+    _q_optional_scalar(d, names["proj_clip"], (0.25, 1.0))
+    _q_intermediates(d, names, cell, in_size)
+    d.param(names["hidden_state_zero_point"], hidden[1])
+    d.param(names["hidden_state_scale"], V.f32(hidden[0]))
+    d.out_quant.update({0: h_quant, 1: cell_quant, 2: h_quant})
+
+
+def _q_intermediates(d: OpDraw, names: dict[str, int], cell: Cell, in_size: int) -> None:
+    """The gates' intermediate scales: with layer normalization, wide enough that no matmul result saturates 16
+    bits; without, where they go unread, mostly the usual 2^-12."""
+    if cell.layer_norm:
+        # |W_x x + W_h h + w_c c| <= 0.5 * (input size + output size + 1) with weights, states and input in [-1, 1].
+        bound = 0.5 * (in_size + cell.n_out + 1)
+        scale = 2.0 ** np.ceil(np.log2(2 * bound / 32767))
+    else:
+        scale = _Q_GATE_SCALE if d.src.integer(0, 3) else V.log_uniform(d.src, (-5.0, -2.0))
+    for name in _Q_INTERMEDIATE:
+        d.param(names[name], V.f32(scale))

@@ -1,6 +1,6 @@
-"""Recurrent operations beyond the generated cases: QUANTIZED_LSTM (no reference kernel and no generated case:
-checked against the two examples of the public NNAPI QUANTIZED_LSTM test specification), the state outputs read
-by later operations, and optional inputs that an execution gives no value."""
+"""Recurrent operations beyond the generated cases: QUANTIZED_LSTM (whose values the reference leaves to the
+implementation: checked against the two examples of the public NNAPI QUANTIZED_LSTM test specification), the
+state outputs read by later operations, and optional inputs that an execution gives no value."""
 
 from __future__ import annotations
 
