@@ -63,15 +63,23 @@ class Disagreement:
     producer: str = ""
 
 
-def judge_engines_agree(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Breach | None:
+def judge_engines_agree(
+    answers: Mapping[str, EngineAnswer], outputs: Outputs, families: Mapping[str, str] | None = None
+) -> Breach | None:
     """The breach of engines.disagree for the first difference between the engines' answers (status, then each
     output in order), or None when they all agree (or fewer than two answered)."""
-    found = disagreement(answers, outputs)
+    found = disagreement(answers, outputs, families)
     return None if found is None else found.breach
 
 
-def disagreement(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Disagreement | None:
-    """The first difference between the engines' answers (status, then each output in order), or None."""
+def disagreement(
+    answers: Mapping[str, EngineAnswer], outputs: Outputs, families: Mapping[str, str] | None = None
+) -> Disagreement | None:
+    """The first difference between the engines' answers (status, then each output in order), or None.
+
+    `families` names the engine each answer comes from (kernel sets of one engine share a family; by default each
+    answer is its own): who stands apart is decided by engines, not by how many kernel sets an engine has."""
+    families = families or {}
     if len(answers) < 2:
         return None
     by_status: dict[ErrorStatus, list[str]] = {}
@@ -79,7 +87,7 @@ def disagreement(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Disag
         by_status.setdefault(answer.status, []).append(name)
     if len(by_status) > 1:
         parts = [f"{', '.join(names)}: {ErrorStatus(s).name}" for s, names in by_status.items()]
-        odd = _odd([names for names in by_status.values()])
+        odd = _odd([names for names in by_status.values()], families)
         breach = Breach(
             ENGINES_DISAGREE,
             f"engines end the execution differently ({'; '.join(parts)})",
@@ -92,14 +100,18 @@ def disagreement(answers: Mapping[str, EngineAnswer], outputs: Outputs) -> Disag
     for position, operand_type in enumerate(outputs.operand_types):
         if position in outputs.implementation_defined:
             continue
-        found = _judge_output(answers, outputs, position, operand_type)
+        found = _judge_output(answers, outputs, position, operand_type, families)
         if found is not None:
             return found
     return None
 
 
 def _judge_output(
-    answers: Mapping[str, EngineAnswer], outputs: Outputs, position: int, operand_type: int
+    answers: Mapping[str, EngineAnswer],
+    outputs: Outputs,
+    position: int,
+    operand_type: int,
+    families: Mapping[str, str],
 ) -> Disagreement | None:
     values = {name: _output(answer, position) for name, answer in answers.items()}
     values = {name: value for name, value in values.items() if value is not None}
@@ -125,7 +137,7 @@ def _judge_output(
         siding = [g for g in groups if _agree(np.asarray(reference), values[g[0]], operand_type, outputs).ok]
         sides = " and ".join(", ".join(g) for g in siding) or "no group"
         lines.append(f"the reference ({_values(np.asarray(reference))}) agrees with {sides}")
-    odd = _odd(groups)
+    odd = _odd(groups, families)
     breach = Breach(
         ENGINES_DISAGREE,
         f"engines disagree on {what}: " + " | ".join(", ".join(g) for g in groups),
@@ -147,9 +159,10 @@ def _agree(expected: np.ndarray, actual: np.ndarray, operand_type: int, outputs:
     return compare(expected, actual, operand_type, outputs.relaxed, quantized_operations=outputs.quantized_operations)
 
 
-def _odd(groups: Sequence[Sequence[str]]) -> list[str]:
-    """The engines outside the largest group (the first of the largest on a tie), sorted: who stands apart."""
-    largest = max(range(len(groups)), key=lambda k: len(groups[k]))
+def _odd(groups: Sequence[Sequence[str]], families: Mapping[str, str]) -> list[str]:
+    """The engines outside the group with the most distinct engines (the first of them on a tie), sorted: who stands
+    apart. Three kernel sets of one engine agreeing outvote no other engine."""
+    largest = max(range(len(groups)), key=lambda k: len({families.get(n, n) for n in groups[k]}))
     return sorted(name for k, group in enumerate(groups) if k != largest for name in group)
 
 

@@ -36,6 +36,7 @@ from harness.oracle.outputs import output_producer, quantized_operations, unspec
 from harness.oracle.rules import verdict_of
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS, ExecutionArgs
+from harness.reference import validate_model
 from harness.targets._common import DEFAULT_TIMEOUT_S, call, guarded, prepare, supported_operations
 from harness.targets.base import register_target
 
@@ -90,6 +91,11 @@ class DifferentialTarget:
     def run(self, case: Case, device: Device) -> Verdict:
         """The case on every engine (the given device in its variant's place), the answers compared."""
         live = case.materialized()
+        violations = validate_model(live.model)
+        if violations:
+            # Engines are compared on valid models only: whether a driver refuses an invalid one is the validation
+            # target's question, and a reduction must not turn a disagreement into one over a model nobody may run.
+            return verdict_of([], self.name, unsupported=True, invalid=violations[0].message)
         answers: dict[str, EngineAnswer] = {}
         participants = self.participants(device)
         left_out = dict(self._missing)
@@ -102,11 +108,12 @@ class DifferentialTarget:
         extras = {"engines": list(answers), "left_out": left_out}
         if len(answers) < 2:
             return verdict_of([], self.name, unsupported=True, **extras)
-        found = disagreement(answers, _outputs(case, live.model))
+        identities = {name: _identity(engine) for name, engine in participants.items()}
+        families = {name: identity[0] if identity else name for name, identity in identities.items()}
+        found = disagreement(answers, _outputs(case, live.model), families)
         if found is None:
             return verdict_of([], self.name, **extras)
         verdict = verdict_of([found.breach], self.name, **extras)
-        identities = {name: _identity(engine) for name, engine in participants.items()}
         return label_apart(verdict, live.model, found.apart, identities, found.producer)
 
     def participants(self, device: Device) -> dict[str, Device]:

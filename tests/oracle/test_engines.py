@@ -63,6 +63,15 @@ def test_outputs_the_hal_leaves_to_the_implementation_are_not_compared() -> None
     assert breach is not None and breach.output == 1
 
 
+def test_kernel_sets_of_one_engine_outvote_no_other_engine() -> None:
+    answers = {"numpy": _answer([1.0]), "l1": _answer([2.0]), "l2": _answer([2.0]), "l3": _answer([2.0])}
+    by_answers = disagreement(answers, Outputs([F], ["ADD"]))
+    assert by_answers is not None and by_answers.apart == ("numpy",)
+    families = {"numpy": "numpy", "l1": "litert", "l2": "litert", "l3": "litert"}
+    by_engines = disagreement(answers, Outputs([F], ["ADD"]), families)
+    assert by_engines is not None and by_engines.apart == ("l1", "l2", "l3")
+
+
 # ---- disagreements a registered divergence explains ----
 
 

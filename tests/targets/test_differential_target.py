@@ -105,3 +105,14 @@ def test_seeded_cases_run_on_every_engine_of_the_bundled_driver() -> None:
         compared = max(compared, len(verdict.extras["engines"]))
         case.close()
     assert compared == 8  # numpy, LiteRT's three kernel sets, ONNX Runtime's four levels
+
+
+def test_a_model_the_reference_refuses_is_compared_on_no_engine(target) -> None:
+    # A quant8 ADD with scale 0 breaks V4: whether a driver refuses it is the validation target's question.
+    from harness.hal import OperandType
+
+    case = add_case(OperandType.TENSOR_QUANT8_ASYMM, scale=0.0, zero_point=0)
+    verdict = target.run(case, create_device())
+    assert verdict.ok and verdict.extras["unsupported"]
+    assert "scale" in verdict.extras["invalid"] and "engines" not in verdict.extras
+    case.close()
