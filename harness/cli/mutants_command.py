@@ -19,6 +19,8 @@ REASONS = {
     "equivalent": "the mutant behaves as the original on every input",
     "unreachable": "no input through the HAL reaches the mutated code with the driver spec evaluated",
     "within_tolerance": "the change stays inside what the oracle accepts by definition (e.g. accuracy tolerance)",
+    "conforming": "the mutant makes another choice the HAL leaves to the driver (a lower resource limit, more "
+    "worker threads): it breaks no requirement, so no oracle may call it wrong",
     "open": "not triaged yet: possibly a gap of the harness",
 }
 
