@@ -166,8 +166,12 @@ _LSTM_TENSORS = [
     ("projection_weights", 2, True),
     ("projection_bias", 1, True),
 ]
-_LAYER_NORM = ["input_layer_norm_weights", "forget_layer_norm_weights", "cell_layer_norm_weights",
-               "output_layer_norm_weights"]
+_LAYER_NORM = [
+    "input_layer_norm_weights",
+    "forget_layer_norm_weights",
+    "cell_layer_norm_weights",
+    "output_layer_norm_weights",
+]
 
 
 def _weights(t: int, prefix: str = "") -> list[Arg]:
@@ -339,17 +343,24 @@ def _sequence_lstm_signatures() -> tuple[list[Signature], list[Signature]]:
         uni.append(Signature(tuple(ins), (tensor("output", t, 3), *states), None, "V1_3", check))
 
         ins = [tensor("input", t, 3), *_weights(t, "fw_"), *_weights(t, "bw_")]
-        ins += [tensor(n, t, 2) for n in ("fw_output_state_in", "fw_cell_state_in", "bw_output_state_in",
-                                          "bw_cell_state_in")]
+        ins += [
+            tensor(n, t, 2)
+            for n in ("fw_output_state_in", "fw_cell_state_in", "bw_output_state_in", "bw_cell_state_in")
+        ]
         ins.append(tensor("aux_input", t, 3, True))
-        ins += [tensor(f"{d}_aux_input_to_{g}_weights", t, 2, True) for d in ("fw", "bw")
-                for g in ("input", "forget", "cell", "output")]
+        ins += [
+            tensor(f"{d}_aux_input_to_{g}_weights", t, 2, True)
+            for d in ("fw", "bw")
+            for g in ("input", "forget", "cell", "output")
+        ]
         ins += scalars("activation") + scalars("cell_clip", "proj_clip", t=s)
         ins += scalars("merge_outputs", "time_major", t=BOOL)
         ins += _layer_norm(t, "fw_") + _layer_norm(t, "bw_")
         out_fw, out_bw = tensor("fw_output", t, 3), tensor("bw_output", t, 3)
-        states = [tensor(n, t, 2) for n in ("fw_output_state_out", "fw_cell_state_out", "bw_output_state_out",
-                                            "bw_cell_state_out")]
+        states = [
+            tensor(n, t, 2)
+            for n in ("fw_output_state_out", "fw_cell_state_out", "bw_output_state_out", "bw_cell_state_out")
+        ]
         check = dims_agree(*_lstm_dims(2, 1, (35, 36)), *_lstm_dims(2, 18, (37, 38)))
         bidi.append(Signature(tuple(ins), (out_fw, out_bw), None, "V1_2", check))
         bidi.append(Signature(tuple(ins), (out_fw,), None, "V1_2", check))
@@ -362,8 +373,16 @@ def _sequence_lstm_signatures() -> tuple[list[Signature], list[Signature]]:
 # RNN and its sequence forms
 
 
-def rnn_step(x: np.ndarray, h: np.ndarray, w: np.ndarray, r: np.ndarray, b: np.ndarray, act: int,
-             aux: np.ndarray | None = None, w_aux: np.ndarray | None = None) -> np.ndarray:
+def rnn_step(
+    x: np.ndarray,
+    h: np.ndarray,
+    w: np.ndarray,
+    r: np.ndarray,
+    b: np.ndarray,
+    act: int,
+    aux: np.ndarray | None = None,
+    w_aux: np.ndarray | None = None,
+) -> np.ndarray:
     """h_t = activation(x W^T + h_{t-1} R^T + b (+ aux W_aux^T))."""
     v = x @ w.T + h @ r.T + b
     if aux is not None and w_aux is not None:
@@ -386,8 +405,15 @@ def rnn_kernel(ctx: KernelContext) -> list[np.ndarray]:
 
 
 def _rnn_sequence(
-    xs: np.ndarray, h: np.ndarray, w: np.ndarray, r: np.ndarray, b: np.ndarray, act: int,
-    aux: np.ndarray | None, w_aux: np.ndarray | None, reverse: bool,
+    xs: np.ndarray,
+    h: np.ndarray,
+    w: np.ndarray,
+    r: np.ndarray,
+    b: np.ndarray,
+    act: int,
+    aux: np.ndarray | None,
+    w_aux: np.ndarray | None,
+    reverse: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     steps = range(xs.shape[0] - 1, -1, -1) if reverse else range(xs.shape[0])
     outs = [np.zeros(0)] * xs.shape[0]
@@ -449,8 +475,14 @@ def bidirectional_rnn_kernel(ctx: KernelContext) -> list[np.ndarray]:
 def _rnn_signatures() -> tuple[list[Signature], list[Signature], list[Signature]]:
     cell, uni, bidi = [], [], []
     for t, version in ((F32, "V1_0"), (F16, "V1_2")):
-        ins = (tensor("input", t, 2), tensor("weights", t, 2), tensor("recurrent_weights", t, 2),
-               tensor("bias", t, 1), tensor("hidden_state_in", t, 2), *scalars("activation"))
+        ins = (
+            tensor("input", t, 2),
+            tensor("weights", t, 2),
+            tensor("recurrent_weights", t, 2),
+            tensor("bias", t, 1),
+            tensor("hidden_state_in", t, 2),
+            *scalars("activation"),
+        )
         check = checks(
             dims_agree((1, 1, 0, 1), (2, 0, 1, 0), (2, 1, 1, 0), (3, 0, 1, 0), (4, 1, 1, 0), (4, 0, 0, 0)),
             fused_activation(5),
@@ -458,19 +490,35 @@ def _rnn_signatures() -> tuple[list[Signature], list[Signature], list[Signature]
         outs = (tensor("hidden_state_out", t, 2), tensor("output", t, 2))
         cell.append(Signature(ins, outs, None, version, check))
     for t in (F32, F16):
-        ins = (tensor("input", t, 3), tensor("weights", t, 2), tensor("recurrent_weights", t, 2),
-               tensor("bias", t, 1), tensor("hidden_state_in", t, 2), *scalars("activation", "time_major"))
+        ins = (
+            tensor("input", t, 3),
+            tensor("weights", t, 2),
+            tensor("recurrent_weights", t, 2),
+            tensor("bias", t, 1),
+            tensor("hidden_state_in", t, 2),
+            *scalars("activation", "time_major"),
+        )
         check = checks(
             dims_agree((1, 1, 0, 2), (2, 0, 1, 0), (2, 1, 1, 0), (3, 0, 1, 0), (4, 1, 1, 0)), fused_activation(5)
         )
         uni.append(Signature(ins, (tensor("output", t, 3),), None, "V1_2", check))
         uni.append(Signature(ins, (tensor("output", t, 3), tensor("hidden_state_out", t, 2)), None, "V1_3", check))
-        ins = (tensor("input", t, 3), tensor("fw_weights", t, 2), tensor("fw_recurrent_weights", t, 2),
-               tensor("fw_bias", t, 1), tensor("fw_hidden_state_in", t, 2), tensor("bw_weights", t, 2),
-               tensor("bw_recurrent_weights", t, 2), tensor("bw_bias", t, 1), tensor("bw_hidden_state_in", t, 2),
-               tensor("aux_input", t, 3, True), tensor("fw_aux_weights", t, 2, True),
-               tensor("bw_aux_weights", t, 2, True), *scalars("activation"),
-               *scalars("time_major", "merge_outputs", t=BOOL))
+        ins = (
+            tensor("input", t, 3),
+            tensor("fw_weights", t, 2),
+            tensor("fw_recurrent_weights", t, 2),
+            tensor("fw_bias", t, 1),
+            tensor("fw_hidden_state_in", t, 2),
+            tensor("bw_weights", t, 2),
+            tensor("bw_recurrent_weights", t, 2),
+            tensor("bw_bias", t, 1),
+            tensor("bw_hidden_state_in", t, 2),
+            tensor("aux_input", t, 3, True),
+            tensor("fw_aux_weights", t, 2, True),
+            tensor("bw_aux_weights", t, 2, True),
+            *scalars("activation"),
+            *scalars("time_major", "merge_outputs", t=BOOL),
+        )
         fw, bw = tensor("fw_output", t, 3), tensor("bw_output", t, 3)
         states = (tensor("fw_hidden_state_out", t, 2), tensor("bw_hidden_state_out", t, 2))
         check = checks(
@@ -654,8 +702,13 @@ def _quantized_lstm_signature() -> Signature:
     ins += [tensor("output_state_in", Q8S, 2), tensor("cell_state_in", Q16S, 2)]
     ins += [tensor(n, Q16S, 1, True) for n in _LAYER_NORM]
     ins += scalars("cell_clip", "proj_clip", t=FLOAT, optional=True)
-    ins += scalars("input_intermediate_scale", "forget_intermediate_scale", "cell_intermediate_scale",
-                   "output_intermediate_scale", t=FLOAT)
+    ins += scalars(
+        "input_intermediate_scale",
+        "forget_intermediate_scale",
+        "cell_intermediate_scale",
+        "output_intermediate_scale",
+        t=FLOAT,
+    )
     ins += scalars("hidden_state_zero_point") + scalars("hidden_state_scale", t=FLOAT)
     outs = (tensor("output_state_out", Q8S, 2), tensor("cell_state_out", Q16S, 2), tensor("output", Q8S, 2))
     return Signature(tuple(ins), outs, None, "V1_3")
