@@ -282,7 +282,13 @@ def _break_parameter(gen: Gen, main: Graph, inputs: list[np.ndarray | None]) -> 
     assert g.domain is not None
     # The value next to the bound half the time: where off-by-one checks and divisions by zero are.
     value = g.domain.just_outside() if gen.src.boolean() else gen.src.choice(g.domain.outside())
-    inputs[k] = np.array(value, dtype=numpy_dtype(g.type))
+    if g.value is not None and g.value.ndim:
+        # A tensor parameter (a block shape): its domain holds per element, so one element leaves it.
+        broken = np.array(g.value, dtype=numpy_dtype(g.type))
+        broken.flat[gen.src.integer(0, broken.size - 1)] = value
+        inputs[k] = broken
+    else:
+        inputs[k] = np.array(value, dtype=numpy_dtype(g.type))
     gen.features.add("parameter_out_of_range_input")
 
 
