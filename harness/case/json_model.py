@@ -8,7 +8,8 @@ Operand keys: "type" and "lifetime" (HAL names, or integers for values the HAL d
 "scale", "zeroPoint", and when used: "numberOfConsumers" (absent = the number of operation inputs that name the
 operand in its subgraph), "location" {"poolIndex", "offset", "length"} (missing keys are 0), "channelQuant"
 {"channelDim", "scales"}, "extensionParams" (hex), "value" (a flat list; "nan"/"inf"/"-inf" for non-finite
-floats) or "valueHex" (raw bytes, for values a list cannot carry exactly).
+floats) or "valueHex" (raw bytes, for values a list cannot carry exactly). A "scale" that is not a number (a
+malformed operand, D25) is written {"raw": value} and read back as that JSON value itself.
 
 Constants: CONSTANT_COPY values are packed into operandValues in operand order (main, then referenced
 subgraphs), each at a 4-byte aligned offset, and need no "location". A model whose operandValues do not follow
@@ -19,6 +20,7 @@ CONSTANT_COPY operand; their "value" is then informational. CONSTANT_REFERENCE o
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import IntEnum
@@ -167,7 +169,7 @@ class _ModelReader:
             operand_type,
             _int_list(d.get("dimensions", [])),
             int(d.get("numberOfConsumers", consumers)),
-            float_from_json(d.get("scale", 0.0)),
+            _scale_from_json(d.get("scale", 0.0)),
             int(d.get("zeroPoint", 0)),
             lifetime,
             location,
@@ -333,6 +335,20 @@ _LOCATION_KEYS: dict[int, tuple[str, ...]] = {
 }
 
 
+def _scale_to_json(scale: object) -> object:
+    """A scale as JSON: a number as usual, anything else (a malformed operand's) wrapped as {"raw": value}."""
+    if isinstance(scale, numbers.Real):
+        return float_to_json(float(scale))
+    return {"raw": scale}
+
+
+def _scale_from_json(x: object) -> object:
+    """A scale from JSON: a number, or the value a {"raw": value} wrapper carries, unconverted."""
+    if isinstance(x, dict) and "raw" in x:
+        return x["raw"]
+    return float_from_json(x)
+
+
 def _operand_to_json(
     model: Model, operand: Operand, consumers: int, canonical: bool, copies: dict[int, bytes | None]
 ) -> dict:
@@ -340,7 +356,7 @@ def _operand_to_json(
     d: dict = {
         "type": _enum_to_json(OperandType, operand.type),
         "dimensions": list(map(int, operand.dimensions)),
-        "scale": float_to_json(operand.scale),
+        "scale": _scale_to_json(operand.scale),
         "zeroPoint": int(operand.zero_point),
         "lifetime": _enum_to_json(OperandLifeTime, lifetime),
     }

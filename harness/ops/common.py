@@ -593,10 +593,11 @@ def _fits(args: Sequence[Arg], types: list[int | None], required: int, optional_
         # Expand the single repeated position to absorb the extra operands.
         k = repeated[0]
         extra = len(types) - len(args)
-        if extra < 0:
+        if extra < 0 and not (extra == -1 and k == len(args) - 1 and required <= k):
             return False
+        # A trailing repeated position past the required inputs may also be left out altogether.
         args = list(args[:k]) + [args[k]] * (extra + 1) + list(args[k + 1 :])
-        required = len(args)
+        required = min(required, len(args))
     if not required <= len(types) <= len(args):
         return False
     for arg, t in zip(args, types):

@@ -80,6 +80,8 @@ define(
                 _ANY_INPUTS,
             ),
             outputs=(_ANY_OUTPUTS,),
+            # The condition and both branches are all an IF needs: the branches may take no data at all.
+            min_inputs=3,
             version=V1_3,
             check=_condition_shape_check,
         )

@@ -3,9 +3,11 @@ kernels (values given at run time) and the generators (values drawn outside on p
 
 types.hal defines strides and dilation factors as positive, explicit paddings as non-negative, the implicit
 padding scheme as a PaddingCode (SAME 1, VALID 2; 0 is taken as VALID, as the reference and drivers have always
-done) and the fused activation as a FusedActivationFunc (NONE 0, RELU 1, RELU1 2, RELU6 3). A model whose constant
-breaks one of these is invalid; a value given at run time that breaks one is an invalid input argument, which
-IPreparedModel answers with INVALID_ARGUMENT.
+done) and the fused activation as a FusedActivationFunc (NONE 0, RELU 1, RELU1 2, RELU6 3); the block sizes of
+SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND as at least 1. A model whose constant breaks one of these is invalid; a
+value given at run time that breaks one is an invalid input argument, which IPreparedModel answers with
+INVALID_ARGUMENT. So is BIDIRECTIONAL_SEQUENCE_LSTM's merge_outputs given false at run time to an operation that
+declares no backward output.
 
 A batch index (ROI_ALIGN, ROI_POOLING, AXIS_ALIGNED_BBOX_TRANSFORM) names one of the batches of another input, so
 it lies in [0, batches): the reference fails an execution given one outside (harness.ops.detection), with no status
@@ -26,13 +28,14 @@ INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 @dataclass(frozen=True)
 class Domain:
-    """The values one parameter (or each element of an index tensor) may take: at least `at_least` (and below
+    """The values one parameter (or each element of a tensor one) may take: at least `at_least` (and below
     `below` when given), or one of `one_of`."""
 
     what: str
     at_least: int | None = None
     one_of: tuple[int, ...] | None = None
     below: int | None = None  # exclusive upper bound, with at_least
+    boolean: bool = False  # a BOOL parameter: the only value outside is the other truth value
 
     def holds(self, value: object) -> bool:
         """True when `value` lies in the domain."""
@@ -43,6 +46,8 @@ class Domain:
 
     def outside(self) -> tuple[int, ...]:
         """Values outside the domain a generator draws from: just outside, further, and at the int32 extremes."""
+        if self.boolean:
+            return tuple(v for v in (0, 1) if v not in (self.one_of or ()))
         if self.one_of is not None:
             lo, hi = min(self.one_of), max(self.one_of)
             return (lo - 1, hi + 1, hi + 7, INT32_MIN, INT32_MAX)
@@ -52,6 +57,8 @@ class Domain:
 
     def just_outside(self) -> int:
         """The value outside the domain next to its bound (0 for a positive parameter, -1 for a non-negative one)."""
+        if self.boolean:
+            return self.outside()[0]
         if self.one_of is not None:
             return max(self.one_of) + 1
         assert self.at_least is not None
@@ -59,6 +66,8 @@ class Domain:
 
     def describe(self) -> str:
         """The domain in words, for messages."""
+        if self.boolean:
+            return self.what
         if self.one_of is not None:
             return f"one of {list(self.one_of)}"
         return f">= {self.at_least}" + ("" if self.below is None else f" and < {self.below}")
@@ -80,19 +89,33 @@ WINDOW_DOMAINS: Mapping[str, Domain] = {
     "activation": Domain("fused activation", one_of=(0, 1, 2, 3)),
 }
 
+# types.hal: the block sizes of SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND "must be >= 1" (a domain per element of
+# the block shape tensor).
+BLOCK_DOMAINS: Mapping[str, Domain] = {"block_shape": _POSITIVE}
+
+# types.hal: BIDIRECTIONAL_SEQUENCE_LSTM's output 1 is the backward output, "unused if merge_outputs is true". An
+# operation that declares no backward output needs merge_outputs true (a run-time false leaves a required output
+# undeclared); the domain depends on the operation's outputs, so the recipe names it rather than this table.
+MERGED_OUTPUTS = Domain("true when no backward output is declared", one_of=(1,), boolean=True)
+
 _O = OperationType
-# Operation -> parameter name -> domain: the parameters whose range is checked for constants and at run time.
+# Operation -> parameter name -> domain: the parameters whose range is checked for constants and at run time (a
+# domain of a tensor parameter holds for each of its elements).
 PARAMETER_DOMAINS: Mapping[int, Mapping[str, Domain]] = {
-    int(op): WINDOW_DOMAINS
-    for op in (
-        _O.CONV_2D,
-        _O.DEPTHWISE_CONV_2D,
-        _O.GROUPED_CONV_2D,
-        _O.TRANSPOSE_CONV_2D,
-        _O.AVERAGE_POOL_2D,
-        _O.MAX_POOL_2D,
-        _O.L2_POOL_2D,
-    )
+    **{
+        int(op): WINDOW_DOMAINS
+        for op in (
+            _O.CONV_2D,
+            _O.DEPTHWISE_CONV_2D,
+            _O.GROUPED_CONV_2D,
+            _O.TRANSPOSE_CONV_2D,
+            _O.AVERAGE_POOL_2D,
+            _O.MAX_POOL_2D,
+            _O.L2_POOL_2D,
+        )
+    },
+    int(_O.SPACE_TO_BATCH_ND): BLOCK_DOMAINS,
+    int(_O.BATCH_TO_SPACE_ND): BLOCK_DOMAINS,
 }
 
 

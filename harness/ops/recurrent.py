@@ -42,6 +42,7 @@ from harness.ops._nn_util import (
     tensor,
 )
 from harness.ops.common import (
+    InvalidParameter,
     apply_activation,
     checks,
     from_real,
@@ -50,6 +51,7 @@ from harness.ops.common import (
     round_half_away,
     to_real,
 )
+from harness.ops.parameters import MERGED_OUTPUTS
 from harness.ops.registry import Arg, KernelContext, ShapeContext, Signature
 
 _TANH = 4  # the LSTM activation code of tanh
@@ -324,10 +326,17 @@ def _aux_inputs(
     return x, aux, None
 
 
+# Output counts of the forms without a separate backward output: the forward output, with or without the four
+# final states.
+_FORWARD_ONLY_OUTPUTS = (1, 5)
+
+
 def bidirectional_lstm_kernel(ctx: KernelContext) -> list[np.ndarray]:
     """BIDIRECTIONAL_SEQUENCE_LSTM: a forward and a backward LSTM over the sequence."""
     time_major = bool(ctx.scalar(52))
     merge = bool(ctx.scalar(51))
+    if not merge and len(ctx.output_operands) in _FORWARD_ONLY_OUTPUTS:
+        raise InvalidParameter(f"merge_outputs must be {MERGED_OUTPUTS.describe()}, got false")
     has_ln = ctx.has(54)
     fw = read_cell(ctx, 1, 48, 53 if has_ln else None, 40)
     bw = read_cell(ctx, 18, 48, 57 if has_ln else None, 44)

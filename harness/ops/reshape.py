@@ -53,6 +53,7 @@ from harness.ops.common import (
     tensor,
     type_range,
 )
+from harness.ops.parameters import BLOCK_DOMAINS, refuse_outside
 from harness.ops.registry import Arg, KernelContext, ShapeContext, Signature
 
 FAMILY = "reshape"
@@ -700,8 +701,15 @@ def _b2s_dims(d: tuple[int, ...], ctx: ShapeContext) -> tuple[int, ...] | None:
     return (d[0] // (bh * bw), d[1] * bh, d[2] * bw, d[3])
 
 
-def _batch_to_space(x: np.ndarray, ctx: KernelContext) -> np.ndarray:
+def _block(ctx: KernelContext) -> tuple[int, int]:
+    """The block shape given at run time; a size below 1 is an invalid argument (types.hal: "must be >= 1")."""
     bh, bw = int_list(ctx.inputs[1])
+    refuse_outside(BLOCK_DOMAINS, (("block_shape", bh), ("block_shape", bw)))
+    return bh, bw
+
+
+def _batch_to_space(x: np.ndarray, ctx: KernelContext) -> np.ndarray:
+    bh, bw = _block(ctx)
     b, h, w, c = x.shape
     if bh < 1 or bw < 1 or b % (bh * bw):
         raise ExecutionError(f"batch {b} not divisible by block {bh}x{bw}")
@@ -738,7 +746,7 @@ def _s2b_dims(d: tuple[int, ...], ctx: ShapeContext) -> tuple[int, ...] | None:
 
 
 def _space_to_batch(x: np.ndarray, ctx: KernelContext) -> np.ndarray:
-    bh, bw = int_list(ctx.inputs[1])
+    bh, bw = _block(ctx)
     pads = int_list(ctx.inputs[2])
     operand = ctx.input_operands[0]
     fill = operand.zero_point if operand.type in (Q8, QS8) else 0  # logical zero

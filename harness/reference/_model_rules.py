@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from collections import Counter
 from collections.abc import Callable, Iterable
 
@@ -118,7 +119,12 @@ def check_operands(
             broken.add(index)
             continue
         found += _check_dimensions(operand, label)
-        found += _check_scale_and_zero_point(operand, label)
+        if not isinstance(operand.scale, numbers.Real):
+            # A malformed operand: the HAL's scale is a float. Nothing that compares scales can judge it further.
+            found.append(violation("model.operand.scale", f"{label}: scale {operand.scale!r} is not a number"))
+            broken.add(index)
+        else:
+            found += _check_scale_and_zero_point(operand, label)
         extra = _check_extra_params(operand, label)
         if extra:
             broken.add(index)  # operation checks would only trip over the same params again

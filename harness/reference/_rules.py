@@ -58,7 +58,8 @@ _rule("model.operand.dimension_value", None, "a dimension is negative or above U
 _rule(
     "model.operand.scale",
     "V4",
-    "non-zero scale on a non-quantized type, negative scale on TENSOR_INT32, non-positive scale on a quantized type",
+    "non-zero scale on a non-quantized type, negative scale on TENSOR_INT32, non-positive scale on a quantized type, "
+    "or a scale that is not a number",
 )
 _rule("model.operand.zero_point", "V5", "zero point outside the type's range (0 for non-quantized and symmetric types)")
 _rule(

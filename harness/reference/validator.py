@@ -17,7 +17,7 @@ and an operation the catalogue does not describe yet is left unchecked (see `unc
 | model.operand.subgraph_lifetime | - | SUBGRAPH type without SUBGRAPH lifetime, or the reverse |
 | model.operand.scalar_dimensions | V3 | a scalar (or SUBGRAPH/OEM) operand has non-empty dimensions |
 | model.operand.dimension_value | - | a dimension is negative or above UINT32_MAX |
-| model.operand.scale | V4 | non-zero scale (non-quantized), negative (TENSOR_INT32), non-positive (quantized) |
+| model.operand.scale | V4 | non-zero (non-quantized), negative (TENSOR_INT32), non-positive (quantized), not a number |
 | model.operand.zero_point | V5 | zero point outside the type's range (0 for non-quantized and symmetric types) |
 | model.operand.channel_quant | V24 | per-channel params missing or inconsistent (channelDim, scales, scale) |
 | model.operand.extra_params | V24 | extraParams the operand type does not take |

@@ -336,3 +336,18 @@ def test_constants_sharing_pool_bytes_must_agree_there():
         model_from_json(_two_references(conflicting))
     with pytest.raises(CaseFormatError, match="share bytes"):
         pools_from_json(_two_references(conflicting))
+
+
+@pytest.mark.parametrize("scale", [None, "scale", [0.5]])
+def test_a_scale_that_is_not_a_number_round_trips_as_itself(scale):
+    # A malformed operand's scale (D25) is kept as the object it is, not read as a float.
+    d = {
+        "operands": [_operand("TENSOR_QUANT8_ASYMM", [1], "SUBGRAPH_INPUT", scale={"raw": scale})],
+        "operations": [],
+        "inputIndexes": [0],
+        "outputIndexes": [],
+        "relaxComputationFloat32toFloat16": False,
+    }
+    model = model_from_json(d)
+    assert model.main.operands[0].scale == scale
+    assert model_to_json(model) == d

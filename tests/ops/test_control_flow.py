@@ -9,8 +9,8 @@ import pytest
 
 from harness.hal import OperandType as T
 from harness.hal import OperationType as Op
-from harness.ops import LoopTimeoutError
-from harness.ops.common import ExecutionError
+from harness.ops import LoopTimeoutError, get
+from harness.ops.common import ExecutionError, signature_accepts
 from tests.ops._build import out, run, subgraph, tensor, violations
 
 
@@ -104,3 +104,15 @@ def test_while_body_with_too_few_outputs_fails():
     graphs = Subgraphs(counting_condition, lambda i, total, limit: [])
     with pytest.raises(ExecutionError):
         run(Op.WHILE, while_inputs(0, 0, 5), [out(T.TENSOR_INT32)], run_subgraph=graphs)
+
+
+def test_if_signatures_take_the_condition_and_branches_alone_but_while_needs_a_loop_input():
+    # types.hal: an IF's branch inputs may be none at all; a WHILE carries at least one value through the loop.
+    (if_signature,) = get(Op.IF).signatures
+    (while_signature,) = get(Op.WHILE).signatures
+    f32 = T.TENSOR_FLOAT32
+    assert signature_accepts(if_signature, [T.TENSOR_BOOL8, T.SUBGRAPH, T.SUBGRAPH], [f32])
+    assert signature_accepts(if_signature, [T.TENSOR_BOOL8, T.SUBGRAPH, T.SUBGRAPH, f32, f32], [f32])
+    assert not signature_accepts(if_signature, [T.TENSOR_BOOL8, T.SUBGRAPH], [f32])
+    assert not signature_accepts(while_signature, [T.SUBGRAPH, T.SUBGRAPH], [f32])
+    assert signature_accepts(while_signature, [T.SUBGRAPH, T.SUBGRAPH, f32], [f32])

@@ -173,3 +173,28 @@ def test_a_referenced_subgraph_nobody_uses_is_still_validated() -> None:
     model = if_model()
     model.referenced.append(Subgraph([operand(I32, (1,), L.SUBGRAPH_INPUT)], [], [0], []))
     assert rules(model) == {"model.subgraph.empty"}
+
+
+def test_an_if_passing_no_data_to_its_branches_is_valid() -> None:
+    # types.hal: IF's inputs 3 ~ (m + 2) go to the branch; m may be 0: the condition and the branches suffice.
+    values = Values()
+    f32 = T.TENSOR_FLOAT32
+
+    def branch(x: list[float]) -> Subgraph:
+        ins = [values.const(f32, (2,), x), values.const(T.INT32, (), [0]), operand(f32, (2,), L.SUBGRAPH_OUTPUT)]
+        return Subgraph(ins, [Operation(Op.ADD, [0, 0, 1], [2])], [], [2])
+
+    main = Subgraph(
+        [
+            operand(T.TENSOR_BOOL8, (1,), L.SUBGRAPH_INPUT),
+            operand(T.SUBGRAPH, (), L.SUBGRAPH, location=DataLocation(0, 0, 0)),
+            operand(T.SUBGRAPH, (), L.SUBGRAPH, location=DataLocation(0, 1, 0)),
+            operand(f32, (2,), L.SUBGRAPH_OUTPUT),
+        ],
+        [Operation(Op.IF, [0, 1, 2], [3])],
+        [0],
+        [3],
+    )
+    referenced = [branch([1.0, 2.0]), branch([3.0, 4.0])]
+    model = recount(Model(main=main, referenced=referenced, operand_values=bytes(values.blob)))
+    assert rules(model) == set()

@@ -202,3 +202,14 @@ def test_an_operation_reading_its_own_output_reads_before_writing() -> None:
     model.main.operations[0].inputs = [3, 1, 2]
     recount(model)
     assert "model.operation.read_before_write" in rules(model)
+
+
+@pytest.mark.parametrize("scale", [None, "scale", [0.5], {"scale": 0.5}])
+def test_a_scale_that_is_not_a_number_is_a_bad_scale_and_nothing_else_trips_on_it(scale: object) -> None:
+    # A malformed operand (D25): the HAL's scale is a float. The quantized input of ADD is read by its signature
+    # checks, which must leave an operand with such a scale alone rather than fail on it.
+    model = add_model(T.TENSOR_QUANT8_ASYMM, scale=0.5)
+    model.main.operands[0].scale = scale  # type: ignore[assignment]
+    found = validate_model(model)
+    assert [(v.rule, v.v) for v in found] == [("model.operand.scale", "V4")], found
+    assert "is not a number" in found[0].message

@@ -252,4 +252,44 @@ class RejectsOperation(Delegating):
         if self._rejects(model):
             callback.notify(ErrorStatus.INVALID_ARGUMENT, None)
             return ErrorStatus.INVALID_ARGUMENT
+
+
+class RefusesWhen(Delegating):
+    """Answers INVALID_ARGUMENT (or `status`) to getSupportedOperations and prepareModel for the models `refuses`
+    picks, and forwards the others: a validator with one wrong rule."""
+
+    def __init__(self, inner: Device, refuses, status: ErrorStatus = ErrorStatus.INVALID_ARGUMENT) -> None:
+        super().__init__(inner)
+        self.refuses = refuses
+        self.status = status
+
+    def get_supported_operations(self, model):
+        if self.refuses(model):
+            return self.status, []
+        return self.inner.get_supported_operations(model)
+
+    def prepare_model(self, model, preference, priority, deadline, model_cache, data_cache, token, callback):
+        if self.refuses(model):
+            callback.notify(self.status, None)
+            return self.status
+        return self.inner.prepare_model(model, preference, priority, deadline, model_cache, data_cache, token, callback)
+
+
+class AcceptsWhen(Delegating):
+    """Accepts (all operations supported, a prepared model that runs nothing) the models `accepts` picks, however
+    invalid, and forwards the others: a validator missing one rule."""
+
+    def __init__(self, inner: Device, accepts) -> None:
+        super().__init__(inner)
+        self.accepts = accepts
+
+    def get_supported_operations(self, model):
+        if self.accepts(model):
+            return ErrorStatus.NONE, [True] * len(model.main.operations)
+        return self.inner.get_supported_operations(model)
+
+    def prepare_model(self, model, preference, priority, deadline, model_cache, data_cache, token, callback):
+        if self.accepts(model):
+            callback.notify(ErrorStatus.NONE, _NullPreparedModel())
+            return ErrorStatus.NONE
         return self.inner.prepare_model(model, preference, priority, deadline, model_cache, data_cache, token, callback)

@@ -14,6 +14,7 @@ from harness.gen.model._graph import Gen, GenOperand, Graph
 from harness.gen.source import permutation
 from harness.hal import (
     DataLocation,
+    ExtensionNameAndPrefix,
     Model,
     OperandLifeTime,
     OperandType,
@@ -159,4 +160,18 @@ def assemble(gen: Gen, main: Graph) -> Model:
         operand_values=bytes(layout.values),
         pools=layout.memories(),
         relax_computation_float32_to_float16=bool(gen.relaxed),
+        extension_name_to_prefix=_declared_extensions(gen),
     )
+
+
+def _declared_extensions(gen: Gen) -> list[ExtensionNameAndPrefix]:
+    """Now and then one to three extensions no operand or operation uses: the HAL only asks that names and
+    prefixes map one to one, so declaring an extension is valid whether or not the model uses it."""
+    if not gen.chance(gen.cfg.unused_extension_probability):
+        return []
+    gen.features.add("declared_extensions")
+    count = gen.src.integer(1, 3)
+    first = gen.src.integer(1, 0xFFFF)
+    # Distinct prefixes in 1..65535, consecutive from a drawn one (wrapping past the last); names in the HAL's form
+    # (lowercase, dotted).
+    return [ExtensionNameAndPrefix(f"com.example.nnfuzz.unused{k}", (first - 1 + k) % 0xFFFF + 1) for k in range(count)]

@@ -22,6 +22,7 @@ class ModelConfig:
     control_flow: bool = True  # IF/WHILE with referenced subgraphs
     control_flow_probability: float = 0.12  # per operation slot
     subgraph_max_operations: int = 2  # operations of each referenced subgraph
+    if_without_inputs_probability: float = 0.15  # an IF passes no data operand: its branches read only constants
     relaxed_probability: float = 0.15  # relaxComputationFloat32toFloat16
     unknown_dims_probability: float = 0.15  # an operation output (temporary or model output) declares 0 dimensions
     unknown_input_dims_probability: float = 0.05  # a model input declares 0 dimensions (the request gives them)
@@ -33,6 +34,7 @@ class ModelConfig:
     param_input_probability: float = 0.03  # a parameter that need not be constant is a model input
     extra_output_probability: float = 0.2  # a consumed result is also a model output
     permute_io_probability: float = 0.2  # inputIndexes/outputIndexes not in operand order
+    unused_extension_probability: float = 0.05  # the model declares extensions (extensionNameToPrefix) it never uses
     max_abs_value: float = 1e4  # float results beyond this (or not finite) make the operation be redrawn
     max_attempts: int = 4  # draws per operation slot before giving up on it
     model_pool_kinds: tuple[str, ...] = (MemoryKind.ASHMEM.value, MemoryKind.MMAP_FD.value)

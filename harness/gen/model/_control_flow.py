@@ -1,7 +1,8 @@
 """IF and WHILE over referenced subgraphs.
 
 IF(cond, then, else, x...) -> y: both branches take the x operands and transform x0 with one or two operations
-that keep its type, quantization and shape, so the branches' outputs match y. WHILE(cond, body, x, i, n) -> x'
+that keep its type, quantization and shape, so the branches' outputs match y; now and then the IF takes no x at
+all and each branch transforms a constant of its own holding x0's value. WHILE(cond, body, x, i, n) -> x'
 (and i'): a counter i climbs to a limit n (at most three iterations), the condition subgraph is LESS(i, n), the
 body transforms x the same way and increments i with ADD (LESS and ADD serve the counter even when the
 configuration restricts the operations; the shape-keeping operations come from the allowed ones). Both subgraphs
@@ -242,10 +243,20 @@ def evaluate(gen: Gen, graph: Graph, inputs: list[np.ndarray]) -> list[np.ndarra
     return [values[i] for i in graph.outputs]  # type: ignore[misc]
 
 
+def _branch_constant(gen: Gen, sub: Graph, template: GenOperand) -> GenOperand:
+    """A constant of `sub` holding the value of an operand of the calling graph (a branch without inputs)."""
+    op = template.op
+    lifetime = L.CONSTANT_REFERENCE if gen.chance(gen.cfg.reference_probability) else L.CONSTANT_COPY
+    g = GenOperand(template.type, list(template.shape), lifetime, template.value, float(op.scale), int(op.zero_point))
+    return sub.commit(g)
+
+
 def _draw_if(gen: Gen, main: Graph, plain: tuple[int, ...]) -> None:
     x0 = _data_value(gen, main, plain)
-    xs = [x0]
-    if gen.src.boolean():
+    # The HAL lets an IF pass no data at all: its branches then compute from their own constants, x0 being only
+    # the template of their value.
+    xs = [] if gen.chance(gen.cfg.if_without_inputs_probability) else [x0]
+    if xs and gen.src.boolean():
         xs.append(_data_value(gen, main, plain))
 
     def is_flag(g: GenOperand) -> bool:
@@ -258,7 +269,7 @@ def _draw_if(gen: Gen, main: Graph, plain: tuple[int, ...]) -> None:
     for _ in range(2):
         sub = Graph(main=False)
         inputs = [_sub_input(sub, x) for x in xs]
-        y = _chain(gen, sub, inputs[0], plain)
+        y = _chain(gen, sub, inputs[0] if inputs else _branch_constant(gen, sub, x0), plain)
         sub.outputs = [y.index]
         branches.append((sub, y))
     taken = branches[0][1] if bool(cond.value.reshape(-1)[0]) else branches[1][1]

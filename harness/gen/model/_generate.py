@@ -282,14 +282,16 @@ def _break_parameter(gen: Gen, main: Graph, inputs: list[np.ndarray | None]) -> 
     assert g.domain is not None
     # The value next to the bound half the time: where off-by-one checks and divisions by zero are.
     value = g.domain.just_outside() if gen.src.boolean() else gen.src.choice(g.domain.outside())
-    if g.shape:
+    if g.value is not None and np.ndim(g.value):
+        # A tensor (a block shape, batch indices): its domain holds per element, so one element leaves it.
         broken = np.array(g.value, dtype=numpy_dtype(g.type))
         broken.flat[gen.src.integer(0, broken.size - 1)] = value
         inputs[k] = broken
-        gen.features.add("index_out_of_range_input")
-        return
-    inputs[k] = np.array(value, dtype=numpy_dtype(g.type))
-    gen.features.add("parameter_out_of_range_input")
+    else:
+        inputs[k] = np.array(value, dtype=numpy_dtype(g.type))
+    # A batch index out of range has no status the HAL names (the execution fails, however it ends): its own feature.
+    batch_index = g.domain.below is not None
+    gen.features.add("index_out_of_range_input" if batch_index else "parameter_out_of_range_input")
 
 
 def generate_model(source: Source, config: ModelConfig = ModelConfig()) -> GeneratedModel:  # noqa: B008

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from harness.gen.mutations._common import (
     CONSTANT_LIFETIMES,
     UINT32_MAX,
+    WRITTEN_LIFETIMES,
     bump_consumers,
     catalogued,
     copy_model,
@@ -420,6 +421,31 @@ def _operation_removed(model: Model, source: Source) -> Model:
     graph = graphs(mutated)[site.graph]
     op = graph.operations.pop(site.index)
     bump_consumers(graph, op.inputs, -1)
+    return mutated
+
+
+@mutation(
+    "every_operation_removed",
+    "V16",
+    "model",
+    "main loses every operation and every operand but those operations wrote (temporaries and model outputs), "
+    "and the referenced subgraphs no operand names any more",
+    shown_as={"V14"},
+    also={None},
+)
+def _every_operation_removed(model: Model, _source: Source) -> Model:
+    # The HAL refuses a subgraph without operations. With none, each operand left is one nothing writes (V14);
+    # keeping no input, constant or reference makes every operand one that should have been written, where a
+    # validator's shortcut may mistake "everything is written" for "nothing needs writing".
+    main = model.main
+    kept = [k for k, o in enumerate(main.operands) if int(o.lifetime) in WRITTEN_LIFETIMES]
+    new_index = {k: n for n, k in enumerate(kept)}
+    operands = [copy_operand(main.operands[k]) for k in kept]
+    for o in operands:
+        o.number_of_consumers = 0
+    mutated = copy_model(model)
+    mutated.main = Subgraph(operands, [], [], [new_index[k] for k in main.output_indexes])
+    mutated.referenced = []
     return mutated
 
 

@@ -179,6 +179,20 @@ def _nonpositive_scale_quantized(model: Model, source: Source) -> Model:
 
 
 @mutation(
+    "scale_not_a_number",
+    "V4",
+    "model",
+    "an operand's scale is an object that is not a number (None, a word, a list): a malformed operand (D25)",
+)
+def _scale_not_a_number(model: Model, source: Source) -> Model:
+    # Values no float() conversion accepts either: a lenient driver may read "0.5" as a number, never these.
+    def change(_m: Model, o: Operand, s: Source) -> None:
+        o.scale = s.choice([None, "scale", [s.floats(1e-3, 1.0)]])
+
+    return _mutate_operand(model, source, lambda _m, _g, _k, o: _plain(o), change, "operand")
+
+
+@mutation(
     "zero_point_out_of_range",
     "V5",
     "model",
@@ -387,6 +401,23 @@ def _reference_missing_pool(model: Model, source: Source) -> Model:
     )
 
 
+def _non_empty_location(s: Source) -> DataLocation:
+    """A location that is not all zero: three times out of four one field alone (pool, offset or length) is not 0.
+
+    A check of the three fields together (each compared with 0) goes wrong on such single deviations first; three
+    fields drawn independently would make each of them rare.
+    """
+    field = s.integer(0, 3)
+    if field == 3:
+        loc = DataLocation(s.integer(0, 2), s.integer(0, 64), s.integer(0, 64))
+        if location_is_empty(loc):
+            loc.length = 4
+        return loc
+    values = [0, 0, 0]
+    values[field] = s.choice([1, s.integer(1, 64), UINT32_MAX])
+    return DataLocation(*values)
+
+
 @mutation(
     "location_on_non_constant",
     "V23",
@@ -395,10 +426,7 @@ def _reference_missing_pool(model: Model, source: Source) -> Model:
 )
 def _location_on_non_constant(model: Model, source: Source) -> Model:
     def change(_m: Model, o: Operand, s: Source) -> None:
-        loc = DataLocation(s.integer(0, 2), s.integer(0, 64), s.integer(0, 64))
-        if location_is_empty(loc):
-            loc.length = 4
-        o.location = loc
+        o.location = _non_empty_location(s)
 
     return _mutate_operand(
         model,

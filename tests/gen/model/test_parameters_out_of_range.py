@@ -93,3 +93,50 @@ def test_the_constant_mutation_puts_a_bounded_parameter_out_of_range_and_the_val
                         names[(OperationType(op.type).name, _kind(name))] += 1
     assert sum(names.values()) > 30, names
     assert {n for _, n in names} >= {"stride", "pad", "padding_scheme", "activation"}, names
+
+
+BLOCKS = ModelConfig(operations=frozenset({O.SPACE_TO_BATCH_ND, O.BATCH_TO_SPACE_ND}), control_flow=False)
+
+
+def test_run_time_block_sizes_below_one_are_drawn_and_refused_by_the_reference() -> None:
+    values: Counter = Counter()
+    for seed, g in generated(SEEDS, BLOCKS):
+        main = g.model.main
+        for op in main.operations:
+            k = op.inputs[1]  # the block shape
+            if k not in main.input_indexes:
+                continue
+            block = [int(b) for b in g.inputs[main.input_indexes.index(k)]]
+            if min(block) >= 1:
+                continue
+            assert "parameter_out_of_range_input" in g.features, seed
+            # One element leaves the range, the other keeps its drawn value.
+            assert sum(b < 1 for b in block) == 1 and max(block) >= 1, (seed, block)
+            values[min(block)] += 1
+            assert validate_model(g.model) == [], seed
+            result = run_model(g.model, g.inputs)
+            assert result.status == ErrorStatus.INVALID_ARGUMENT and "block_shape must be" in result.message, seed
+        g.close()
+    assert sum(values.values()) >= 10 and values[0] > 0, values  # a block size of 0 among them
+
+
+BIDIRECTIONAL = ModelConfig(operations=frozenset({O.BIDIRECTIONAL_SEQUENCE_LSTM}), control_flow=False)
+
+
+def test_merge_outputs_given_false_without_a_backward_output_is_drawn_and_refused_by_the_reference() -> None:
+    drawn = 0
+    for seed, g in generated(range(200), BIDIRECTIONAL):
+        main = g.model.main
+        for op in main.operations:
+            k = op.inputs[51]  # merge_outputs
+            backward_declared = len(op.outputs) in (2, 6)
+            if k not in main.input_indexes or bool(g.inputs[main.input_indexes.index(k)]) or backward_declared:
+                continue
+            # Only the forward output is declared: it was drawn for merged outputs (the form without final states).
+            assert len(op.outputs) == 1 and "parameter_out_of_range_input" in g.features, seed
+            drawn += 1
+            assert validate_model(g.model) == [], seed
+            result = run_model(g.model, g.inputs)
+            assert result.status == ErrorStatus.INVALID_ARGUMENT and "merge_outputs must be" in result.message, seed
+        g.close()
+    assert drawn >= 3, drawn

@@ -58,6 +58,7 @@ UNIVERSAL = {
     "unwritten_temporary_added",
     "unwritten_model_output_added",
     "operation_removed",
+    "every_operation_removed",
     "dangling_subgraph_operand_added",
     "preference_out_of_range",
     "priority_out_of_range",
@@ -214,6 +215,47 @@ def test_pool_memories_are_shared_not_copied() -> None:
     assert mutated.pools[0] is model.pools[0]
     mutated_request = MUTATIONS["argument_dimension_conflict"].apply(model, request, SeededSource(0))
     assert mutated_request.pools[0] is request.pools[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Forms a check is most likely to get wrong
+
+
+def test_each_location_field_alone_is_drawn_off_zero_often() -> None:
+    # A check comparing pool, offset and length with 0 together is wrong first on a single field.
+    m = MUTATIONS["location_on_non_constant"]
+    model = add_model()
+    before = [o.location for o in model.main.operands]
+    alone: Counter = Counter()
+    draws = 400
+    for seed in range(draws):
+        after = [o.location for o in m.apply(model, SeededSource(seed)).main.operands]
+        (moved,) = [b for a, b in zip(before, after) if a != b]
+        fields = [f for f in ("pool_index", "offset", "length") if getattr(moved, f) != 0]
+        if len(fields) == 1:
+            alone[fields[0]] += 1
+    assert all(alone[f] >= draws // 8 for f in ("pool_index", "offset", "length")), alone
+
+
+def test_a_subgraph_emptied_of_operations_keeps_only_operands_to_be_written() -> None:
+    from harness.gen.mutations._common import WRITTEN_LIFETIMES
+
+    for name, model in hand_built_models().items():
+        mutated = MUTATIONS["every_operation_removed"].apply(model, SeededSource(0))
+        main = mutated.main
+        assert main.operations == [] and main.input_indexes == [] and mutated.referenced == [], name
+        assert main.operands and all(int(o.lifetime) in WRITTEN_LIFETIMES for o in main.operands), name
+        assert all(o.number_of_consumers == 0 for o in main.operands), name
+        # Refused for what it is: nothing writes those operands (V14), in a subgraph without operations.
+        assert {v.rule for v in validate_model(mutated)} == {"model.operand.never_written", "model.subgraph.empty"}
+
+
+def test_a_scale_that_is_not_a_number_is_drawn_in_several_kinds() -> None:
+    kinds = set()
+    for seed in range(60):
+        mutated = MUTATIONS["scale_not_a_number"].apply(add_model(), SeededSource(seed))
+        kinds |= {type(o.scale).__name__ for o in mutated.main.operands if not isinstance(o.scale, float)}
+    assert kinds == {"NoneType", "str", "list"}
 
 
 # ---------------------------------------------------------------------------------------------------------------

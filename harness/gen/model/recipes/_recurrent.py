@@ -12,6 +12,7 @@ import numpy as np
 from harness.gen.model import _values as V
 from harness.gen.model._operation import OpDraw
 from harness.gen.model.recipes._registry import O, T, recipe
+from harness.ops.parameters import MERGED_OUTPUTS
 
 _W = (-0.5, 0.5)  # weights
 _S = (-1.0, 1.0)  # states and inputs
@@ -157,7 +158,13 @@ def _bidirectional_lstm(d: OpDraw) -> None:
             present = bool(aux) and not (cell.cifg and g == "input")
             _tensor(d, names, name, (cell.n_cell, aux) if present else None)
     _cell_params(d, names)
-    d.param(names["merge_outputs"], _merge(d))
+    if _merge(d) and len(d.sig.outputs) == 1 and d.gen.break_parameter:
+        # Without a backward output merge_outputs must be true: now and then it is a model input that may be given
+        # false at run time. The form with final states breaks the same way; it is left out while the status a
+        # driver owes it (the states would shift onto the missing backward output) is not settled.
+        d.const(names["merge_outputs"], True, allow_input=True, domain=MERGED_OUTPUTS)
+    else:
+        d.param(names["merge_outputs"], _merge(d))
     d.param(names["time_major"], time_major)
 
 
