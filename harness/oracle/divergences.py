@@ -151,8 +151,35 @@ _WRONG_VALUE_RULES = ("accuracy.", "memory_domain.values_match_reference")
 
 
 def _wrong_values_at(s: Sighting, *operations: str) -> bool:
-    """The sighting is a wrong-values failure at an output written by one of these operations (type names)."""
-    return (s.verdict.rule or "").startswith(_WRONG_VALUE_RULES) and s.verdict.locus in operations
+    """The sighting is a wrong-values failure at an output written by one of these operations (type names), or by
+    an operation of main computed from one of theirs: wrong values travel down the graph."""
+    if not (s.verdict.rule or "").startswith(_WRONG_VALUE_RULES):
+        return False
+    return s.verdict.locus in operations or bool(_upstream(s.model.main, s.verdict.locus) & set(operations))
+
+
+def _upstream(main: Subgraph, locus: str) -> set[str]:
+    """Type names of the operations of main that the operations named `locus` read from, directly or not."""
+    writer = {index: op for op in main.operations for index in op.outputs}
+    seen: set[int] = set()
+    names: set[str] = set()
+    todo = [op for op in main.operations if _type_name(op.type) == locus]
+    while todo:
+        op = todo.pop()
+        for index in op.inputs:
+            source = writer.get(index)
+            if source is not None and id(source) not in seen:
+                seen.add(id(source))
+                names.add(_type_name(source.type))
+                todo.append(source)
+    return names
+
+
+def _type_name(op_type: int) -> str:
+    try:
+        return OperationType(op_type).name
+    except ValueError:
+        return str(op_type)
 
 
 def _operations(model: Model, op: OperationType) -> list:

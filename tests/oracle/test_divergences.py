@@ -72,3 +72,23 @@ def test_registering_an_id_twice_is_an_error() -> None:
 
     with pytest.raises(RuntimeError, match="twice"):
         register(DIVERGENCES["litert-reference-no-elu"])
+
+
+def test_wrong_values_downstream_of_a_divergent_operation_show_that_divergence() -> None:
+    from harness.oracle.verdict import Outcome, Verdict
+
+    divergence = DIVERGENCES["litert-reference-lrn-window"]
+    model_json = {**divergence.example["model"]}
+    operands = [dict(o) for o in model_json["operands"]]
+    lrn_out = model_json["outputIndexes"][0]
+    operands[lrn_out]["lifetime"] = "TEMPORARY_VARIABLE"
+    operands.append({**operands[lrn_out], "lifetime": "SUBGRAPH_OUTPUT"})
+    abs_op = {"type": "ABS", "inputs": [lrn_out], "outputs": [len(operands) - 1]}
+    model_json.update(
+        operands=operands, operations=[*model_json["operations"], abs_op], outputIndexes=[len(operands) - 1]
+    )
+    wrong_abs = Verdict(Outcome.FAILURE, rule="accuracy.float32", title="output 0 differs", locus="ABS")
+    assert matching(Sighting("ai-edge-litert", "reference", model_from_json(model_json), wrong_abs)) is divergence
+    alone = {**model_json, "operations": [abs_op], "inputIndexes": [lrn_out]}
+    alone["operands"] = [{**o, "lifetime": "SUBGRAPH_INPUT"} if k == lrn_out else o for k, o in enumerate(operands)]
+    assert matching(Sighting("ai-edge-litert", "reference", model_from_json(alone), wrong_abs)) is None
