@@ -32,11 +32,11 @@ _KEY_BAND_PROBABILITY = 0.75
 # LSH_PROJECTION is one operation among a hundred: long keys are drawn several times as often as other long sizes.
 _LONG_KEY_ELEMENTS = (61, 80)
 _LONG_KEY_WEIGHT = 4.0
-# A projected bit is the sign of a weighted sum of fingerprints (signed 64-bit, |value| < 2**63): weights of about
-# 2**-63 in magnitude (or 0) put sums within a few units of 0, many in (0, 1], where a test of the sign against a
-# threshold other than 0 (score > 1, score >= 0) goes wrong. Drawn now and then for the weight tensor (float16
-# ones that small are 0).
-_TINY_WEIGHT_PROBABILITY = 0.3
+# A projected bit is the sign of a weighted sum of fingerprints (signed 64-bit, |value| <= 2**63): weights of at
+# most 2**-63 in magnitude (or 0) put each term within [-1, 1], where a test of the sign against a threshold other
+# than 0 (score > 1, score >= 0) goes wrong. Drawn for every other weight tensor: LSH_PROJECTION is one operation
+# among a hundred (float16 weights that small are 0).
+_TINY_WEIGHT_PROBABILITY = 0.5
 _TINY_WEIGHT_SCALE = 2.0**-63
 _WEIGHT_RANGE = (-1.0, 1.0)
 _BIAS_RANGE = (-1.0, 1.0)
@@ -266,9 +266,9 @@ def _key_elements(d: OpDraw, itemsize: int) -> int:
 
 
 def _tiny_weights(d: OpDraw, rows: int) -> np.ndarray:
-    """Weights of at most 2**-62 in magnitude, some of them 0: weighted sums of fingerprints near 0."""
+    """Weights of at most 2**-63 in magnitude, some of them 0: weighted sums of fingerprints near 0."""
     return np.array(
-        [0.0 if d.src.integer(0, 3) == 0 else d.src.floats(-2.0, 2.0) * _TINY_WEIGHT_SCALE for _ in range(rows)]
+        [0.0 if d.src.integer(0, 3) == 0 else d.src.floats(-1.0, 1.0) * _TINY_WEIGHT_SCALE for _ in range(rows)]
     )
 
 
