@@ -26,17 +26,17 @@ PADDING_SAME, PADDING_VALID = 1, 2
 # rows of one element or an earlier small result, which keeps the graph connected).
 _LSH_SEED_BYTES = 4
 _KEY_BANDS = ((_LSH_SEED_BYTES + 1, 16), (17, 32), (33, 64))
-_KEY_BAND_PROBABILITY = 0.75
+_KEY_BAND_PROBABILITY = 0.85
 # Elements per row in a long draw: with the seed, 65 to 84 bytes of 8-bit types, 126 to 164 of float16, 248 to
 # 324 of float32 or int32 (one to five of FarmHash's 64-byte blocks). A handful of rows hash in microseconds and
 # LSH_PROJECTION is one operation among a hundred: long keys are drawn several times as often as other long sizes.
 _LONG_KEY_ELEMENTS = (61, 80)
-_LONG_KEY_WEIGHT = 4.0
+_LONG_KEY_WEIGHT = 6.0
 # A projected bit is the sign of a weighted sum of fingerprints (signed 64-bit, |value| <= 2**63): weights of at
 # most 2**-63 in magnitude (or 0) put each term within [-1, 1], where a test of the sign against a threshold other
-# than 0 (score > 1, score >= 0) goes wrong. Drawn for every other weight tensor: LSH_PROJECTION is one operation
-# among a hundred (float16 weights that small are 0).
-_TINY_WEIGHT_PROBABILITY = 0.5
+# than 0 (score > 1, score >= 0) goes wrong. LSH_PROJECTION is one operation among a hundred: float32 weight
+# tensors get such weights most of the time; float16 ones less often, as that small they are all 0.
+_TINY_WEIGHT_PROBABILITY = {T.TENSOR_FLOAT32: 0.75, T.TENSOR_FLOAT16: 0.25}
 _TINY_WEIGHT_SCALE = 2.0**-63
 _WEIGHT_RANGE = (-1.0, 1.0)
 _BIAS_RANGE = (-1.0, 1.0)
@@ -288,7 +288,7 @@ def _lsh(d: OpDraw) -> None:
         x = d.data(1, fits=lambda s: 1 <= len(s) <= 2 and s[0] <= 3 and math.prod(s) <= 6, new_shape=(rows,))
     if not d.maybe_omit(2):
         # Not in a relaxed model: float16 precision may hold such weights as 0.
-        if not d.gen.relaxed and d.gen.chance(_TINY_WEIGHT_PROBABILITY):
+        if not d.gen.relaxed and d.gen.chance(_TINY_WEIGHT_PROBABILITY[int(d.args[2].types[0])]):
             d.data(2, value=_tiny_weights(d, x.shape[0]), reuse=False)
         else:
             d.data(2, shape=(x.shape[0],), reuse=False)
