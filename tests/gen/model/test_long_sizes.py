@@ -1,6 +1,7 @@
 """Long sizes: now and then a recipe draws a size past the small default ones where code runs longer on longer
 inputs (LSH_PROJECTION keys past FarmHash's 64-byte blocks, long sequences and wide recurrent cells), and the
-models drawn with them stay valid and run on the reference."""
+models drawn with them stay valid and run on the reference. LSH_PROJECTION keys fall in every length band of
+FarmHash, and a wrong fingerprint in any band changes the drawn models' outputs."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ import math
 from collections import Counter
 
 import numpy as np
+import pytest
 
 from harness.gen import ModelConfig
 from harness.hal import OperationType, element_size
-from harness.reference import validate_model
+from harness.ops import hashing
+from harness.reference import run_model, validate_model
 from tests.gen.model.generated import generated, reference_failures
 
 O = OperationType
 _SEQUENCES = (O.UNIDIRECTIONAL_SEQUENCE_LSTM, O.UNIDIRECTIONAL_SEQUENCE_RNN)
 _CELLS = (O.LSTM, O.RNN)
+# FarmHash's length bands of keys (bytes): each has a code path of its own.
+_BANDS = {"key<=16": (0, 16), "key17..32": (17, 32), "key33..64": (33, 64), "key>64": (65, 1 << 20)}
 
 
 def _shape(g, k: int) -> tuple[int, ...]:
@@ -29,8 +34,12 @@ def _shape(g, k: int) -> tuple[int, ...]:
 
 def _sizes(ops: tuple[int, ...], seeds: range, config: ModelConfig = ModelConfig()) -> Counter:  # noqa: B008
     """Per model: the longest LSH key (bytes, with its 4-byte seed), sequence (steps) and cell (units) drawn."""
-    config = ModelConfig(operations=frozenset(ops), max_operations=1, control_flow=False,
-                         long_size_probability=config.long_size_probability)
+    config = ModelConfig(
+        operations=frozenset(ops),
+        max_operations=1,
+        control_flow=False,
+        long_size_probability=config.long_size_probability,
+    )
     counts: Counter = Counter()
     for seed, g in generated(seeds, config):
         main = g.model.main
@@ -39,7 +48,7 @@ def _sizes(ops: tuple[int, ...], seeds: range, config: ModelConfig = ModelConfig
             if op.type == O.LSH_PROJECTION:
                 x = main.operands[op.inputs[1]]
                 key = 4 + math.prod(dims[1][1:]) * element_size(x.type)
-                counts["key>64"] += key > 64
+                counts.update(band for band, (lo, hi) in _BANDS.items() if lo <= key <= hi)
             elif op.type in _SEQUENCES:
                 counts["steps>3"] += max(dims[0][:2]) > 3
             else:
@@ -55,6 +64,35 @@ def _sizes(ops: tuple[int, ...], seeds: range, config: ModelConfig = ModelConfig
 def test_lsh_keys_past_64_bytes_are_drawn() -> None:
     counts = _sizes((O.LSH_PROJECTION,), range(300))
     assert 0.2 < counts["key>64"] / counts["models"] < 0.8, counts
+
+
+def test_lsh_keys_fall_in_every_farmhash_length_band() -> None:
+    counts = _sizes((O.LSH_PROJECTION,), range(300))
+    assert all(counts[band] >= 0.1 * counts["models"] for band in _BANDS), counts
+
+
+def _lsh_models(seeds: range) -> list:
+    config = ModelConfig(operations=frozenset({O.LSH_PROJECTION}), max_operations=1, control_flow=False)
+    return list(generated(seeds, config))
+
+
+def _wrong_band(band: str) -> object:
+    """A fingerprint that is FarmHash's except for keys in one length band, where its sign is flipped."""
+    lo, hi = _BANDS[band]
+    right = hashing.fingerprint64
+    return lambda s: right(s) ^ (1 << 63) if lo <= len(s) <= hi else right(s)
+
+
+@pytest.mark.parametrize("band", list(_BANDS))
+def test_a_fingerprint_wrong_in_one_length_band_changes_drawn_outputs(band, monkeypatch) -> None:
+    models = _lsh_models(range(60))
+    monkeypatch.setattr(hashing, "fingerprint64", _wrong_band(band))
+    changed = [
+        seed
+        for seed, g in models
+        if not all(np.array_equal(got, drawn) for got, drawn in zip(run_model(g.model, g.inputs).outputs, g.outputs))
+    ]
+    assert changed, band
 
 
 def test_long_sequences_and_wide_cells_are_drawn() -> None:

@@ -4,6 +4,8 @@ HAL's fixed TENSOR_QUANT16_ASYMM parameters (scale 0.125, zero point 0): box coo
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from harness.gen.model._operation import OpDraw
@@ -12,6 +14,15 @@ from harness.gen.model.recipes._registry import O, T, recipe
 
 BOX_QUANT = (0.125, 0)
 _QUANT16 = frozenset({T.TENSOR_QUANT16_ASYMM, T.TENSOR_QUANT16_SYMM})
+# Heatmap values: on a grid of 1/128 (exact in every heatmap type, the quantized ones' step) from -0.5 up.
+_HEAT_STEP = 1.0 / 128
+_HEAT_FLOOR = -0.5
+# The HAL's reference limits the quadratic fit's sub-pixel offset to 1.5 cells and scales a longer one back to
+# that length. A peak with a smooth bump never needs it (the fit stays within half a cell): now and then a heatmap
+# gets a peak whose fit lands farther than _FAR_FIT cells away, clear of the limit.
+_FAR_FIT_PROBABILITY = 0.3
+_FAR_FIT = 2.0
+_FLAT_MARGIN = 4.0
 
 
 def _names(d: OpDraw) -> dict[str, int]:
@@ -92,16 +103,70 @@ def _peaks(d: OpDraw, boxes: int, size: int, keypoints: int) -> np.ndarray:
     return out
 
 
+def _far_fit_peak(d: OpDraw, plane: np.ndarray) -> None:
+    """Replace a heatmap with a peak inside it whose 3x3 neighbourhood fits a quadratic with its stationary point
+    more than _FAR_FIT cells away (a strong cross term, its Hessian close to singular but clear of the flat test),
+    the rest of the heatmap at the bottom of its range; the plane is left as it was when no draw works out."""
+    for _ in range(4):
+        grid = _far_fit_grid(d)
+        if grid is not None:
+            row, col = d.src.integer(1, plane.shape[0] - 2), d.src.integer(1, plane.shape[1] - 2)
+            plane[:] = _HEAT_FLOOR
+            plane[row - 1 : row + 2, col - 1 : col + 2] = grid * _HEAT_STEP
+            return
+
+
+def _slopes(d: OpDraw, centre: int) -> tuple[int, int]:
+    """The two neighbours of the centre along one axis: one a little below it, the other far below (a gradient)."""
+    near, far = centre - d.src.integer(8, 24), centre - d.src.integer(32, 64)
+    return (near, far) if d.src.boolean() else (far, near)
+
+
+def _far_fit_grid(d: OpDraw) -> np.ndarray | None:
+    """A 3x3 neighbourhood, in heatmap steps, whose centre is its strict maximum and whose quadratic fit puts the
+    maximum more than _FAR_FIT cells from the centre (None when the draw misses)."""
+    centre = d.src.integer(128, 176)
+    left, right = _slopes(d, centre)
+    up, down = _slopes(d, centre)
+    dxx, dyy = left + right - 2 * centre, up + down - 2 * centre
+    # A cross term that leaves the determinant a fraction of dxx * dyy, so that the Hessian is close to singular
+    # along (1, sign): a gradient along that direction puts the fit's maximum far away.
+    cross = round(math.sqrt(dxx * dyy * (1.0 - d.src.integer(3, 20) / 100.0)))
+    sign = d.src.choice((1, -1))
+    if (left - right) * (up - down) * sign < 0:
+        up, down = down, up
+    high = centre - d.src.integer(1, 8)
+    low = high - 2 * cross
+    if low < _HEAT_FLOOR / _HEAT_STEP:
+        return None
+    corners = (high, low) if sign > 0 else (low, high)
+    grid = np.array([[corners[0], up, corners[1]], [left, centre, right], [corners[1], down, corners[0]]], float)
+    dxy = (grid[0, 0] - grid[0, 2] - grid[2, 0] + grid[2, 2]) / 4.0
+    b = ((left - right) / 2.0, (up - down) / 2.0)
+    det = dxx * dyy - dxy * dxy
+    offset = ((dyy * b[0] - dxy * b[1]) / det, (dxx * b[1] - dxy * b[0]) / det)
+    # The HAL's reference takes a fit as flat when |det| < atol + rtol * dxx * dyy (real units; 1e-3 each for
+    # float16, 1e-5 for float32): several times the widest of these keeps every implementation off that edge.
+    flat = _FLAT_MARGIN * (1e-3 / _HEAT_STEP**2 + 1e-3 * dxx * dyy)
+    return grid if det > flat and max(abs(v) for v in offset) > _FAR_FIT else None
+
+
 @recipe(O.HEATMAP_MAX_KEYPOINT)
 def _heatmap_max_keypoint(d: OpDraw) -> None:
     nchw = d.src.boolean()
-    boxes, size, keypoints = d.src.integer(1, 2), d.src.integer(2, 3), d.src.integer(1, 2)
+    far = d.gen.chance(_FAR_FIT_PROBABILITY)
+    boxes = d.src.integer(1, 2)
+    size = d.src.integer(3, 4) if far else d.src.integer(2, 3)  # a far fit's peak needs neighbours on every side
+    keypoints = d.src.integer(1, 2)
     heat = _peaks(d, boxes, size, keypoints)
+    if far:
+        for b in range(boxes):
+            _far_fit_peak(d, heat[b, :, :, d.src.integer(0, keypoints - 1)])
     if nchw:
         heat = heat.transpose(0, 3, 1, 2)
     t = int(d.args[0].types[0])
     if t in (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED):
-        scale, zero_point = (1.0 / 128, 64) if t == T.TENSOR_QUANT8_ASYMM else (1.0 / 128, -64)
+        scale, zero_point = (_HEAT_STEP, 64) if t == T.TENSOR_QUANT8_ASYMM else (_HEAT_STEP, -64)
         d.data(0, value=np.round(heat / scale) + zero_point, quant=(scale, zero_point), reuse=False)
     else:
         d.data(0, value=heat, reuse=False)

@@ -16,15 +16,28 @@ from harness.gen.model._operation import OpDraw
 from harness.gen.model._params import OMIT
 from harness.gen.model.recipes._general import _layout, _nchw, _nhwc
 from harness.gen.model.recipes._registry import O, T, recipe
+from harness.hal import element_size
 
 # The HAL's implicit padding codes.
 PADDING_SAME, PADDING_VALID = 1, 2
-# Elements per LSH_PROJECTION row in a long draw: with the 4-byte seed, 65 to 84 bytes of 8-bit types, 126 to 164 of
-# float16, 248 to 324 of float32 or int32 (one to five of FarmHash's 64-byte blocks). A handful of rows hash in
-# microseconds and LSH_PROJECTION is one operation among a hundred: long keys are drawn several times as often as
-# other long sizes.
+# LSH_PROJECTION hashes each input row as a key of a 4-byte seed and the row's stored bytes, and FarmHash takes a
+# different path for keys of 0 to 16, 17 to 32 and 33 to 64 bytes: most short draws pick one of these bands of
+# key lengths with even odds, so each path is met about as often as the long keys' block loop (the others take
+# rows of one element or an earlier small result, which keeps the graph connected).
+_LSH_SEED_BYTES = 4
+_KEY_BANDS = ((_LSH_SEED_BYTES + 1, 16), (17, 32), (33, 64))
+_KEY_BAND_PROBABILITY = 0.85
+# Elements per row in a long draw: with the seed, 65 to 84 bytes of 8-bit types, 126 to 164 of float16, 248 to
+# 324 of float32 or int32 (one to five of FarmHash's 64-byte blocks). A handful of rows hash in microseconds and
+# LSH_PROJECTION is one operation among a hundred: long keys are drawn several times as often as other long sizes.
 _LONG_KEY_ELEMENTS = (61, 80)
 _LONG_KEY_WEIGHT = 6.0
+# A projected bit is the sign of a weighted sum of fingerprints (signed 64-bit, |value| <= 2**63): weights of at
+# most 2**-63 in magnitude (or 0) put each term within [-1, 1], where a test of the sign against a threshold other
+# than 0 (score > 1, score >= 0) goes wrong. LSH_PROJECTION is one operation among a hundred: float32 weight
+# tensors get such weights most of the time; float16 ones less often, as that small they are all 0.
+_TINY_WEIGHT_PROBABILITY = {T.TENSOR_FLOAT32: 0.75, T.TENSOR_FLOAT16: 0.25}
+_TINY_WEIGHT_SCALE = 2.0**-63
 _WEIGHT_RANGE = (-1.0, 1.0)
 _BIAS_RANGE = (-1.0, 1.0)
 
@@ -246,18 +259,38 @@ def _resize(d: OpDraw) -> None:
         d.param(i + 1, False if align else d.src.boolean())
 
 
+def _key_elements(d: OpDraw, itemsize: int) -> int:
+    """Elements per LSH_PROJECTION row for a key (seed and row) in one of FarmHash's length bands."""
+    lo, hi = d.src.choice(_KEY_BANDS)
+    return d.src.integer(-(-(lo - _LSH_SEED_BYTES) // itemsize), (hi - _LSH_SEED_BYTES) // itemsize)
+
+
+def _tiny_weights(d: OpDraw, rows: int) -> np.ndarray:
+    """Weights of at most 2**-63 in magnitude, some of them 0: weighted sums of fingerprints near 0."""
+    return np.array(
+        [0.0 if d.src.integer(0, 3) == 0 else d.src.floats(-1.0, 1.0) * _TINY_WEIGHT_SCALE for _ in range(rows)]
+    )
+
+
 @recipe(O.LSH_PROJECTION)
 def _lsh(d: OpDraw) -> None:
     num_hash, num_bits = d.src.integer(1, 2), d.src.integer(1, 4)
     d.data(0, shape=(num_hash, num_bits), reuse=False)
     rows = d.src.integer(1, 3)
-    width = d.long(1, 1, *_LONG_KEY_ELEMENTS, weight=_LONG_KEY_WEIGHT)
-    if width > 1:
-        # Long keys: each row is hashed as its bytes after a 4-byte seed, past 64 bytes (FarmHash's block loop).
+    itemsize = element_size(int(d.args[1].types[0]))
+    width = d.long(0, 0, *_LONG_KEY_ELEMENTS, weight=_LONG_KEY_WEIGHT)
+    if width:
+        # Long keys: past 64 bytes, FarmHash's loop over 64-byte blocks.
         x = d.data(1, shape=(rows, width), reuse=False)
+    elif d.gen.chance(_KEY_BAND_PROBABILITY):
+        x = d.data(1, shape=(rows, _key_elements(d, itemsize)), reuse=False)
     else:
         x = d.data(1, fits=lambda s: 1 <= len(s) <= 2 and s[0] <= 3 and math.prod(s) <= 6, new_shape=(rows,))
     if not d.maybe_omit(2):
-        d.data(2, shape=(x.shape[0],), reuse=False)
+        # Not in a relaxed model: float16 precision may hold such weights as 0.
+        if not d.gen.relaxed and d.gen.chance(_TINY_WEIGHT_PROBABILITY[int(d.args[2].types[0])]):
+            d.data(2, value=_tiny_weights(d, x.shape[0]), reuse=False)
+        else:
+            d.data(2, shape=(x.shape[0],), reuse=False)
     kinds = [1, 2, 3] if d.sig.version != "V1_0" else [1, 2]
     d.param(3, d.src.choice(kinds))
