@@ -512,7 +512,8 @@ register(
         condition="an IF whose chosen branch returns a MUL of constants (the branch output is computed from "
         "constants only), on the builtin MUL kernel: with XNNPACK only a TENSOR_INT32 MUL (its delegate takes "
         "float and 8-bit quantized MULs and computes them at invoke)",
-        hal="IF: the outputs are the chosen branch's outputs, computed from its operands (constants here)",
+        hal="IF: executes one of the two referenced models as the condition determines; the operation's outputs "
+        "are the outputs of the model executed (here computed from its constants)",
         behaviour="mul.cc Prepare computes a MUL of constant or persistent inputs once, marks its output "
         "kTfLitePersistentRo and makes Eval a no-op; if.cc Eval_static treats only kTfLiteMmapRo branch outputs "
         "as constants (IsConstantTensor), so it points that output at the IF's output buffer and invokes the "
