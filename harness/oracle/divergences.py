@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import numpy as np
 
 from harness import ops
 from harness.hal import Model, OperandLifeTime, OperandType, Operation, OperationType, Subgraph
@@ -355,14 +358,16 @@ _QDQ_WINDOWS = frozenset(
         OperationType.DEPTHWISE_CONV_2D,
         OperationType.GROUPED_CONV_2D,
         OperationType.TRANSPOSE_CONV_2D,
+        OperationType.AVERAGE_POOL_2D,
+        OperationType.MAX_POOL_2D,
     }
 )
 _INT8 = frozenset({OperandType.TENSOR_QUANT8_ASYMM_SIGNED, OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL})
 
 
 def _int8_moved_before_qdq_window(s: Sighting) -> bool:
-    """A failed execution of a model with a FULLY_CONNECTED or convolution whose input or filter is an int8 tensor
-    given at run time (which the translation dequantizes, then reshapes or transposes)."""
+    """A failed execution of a model with a FULLY_CONNECTED, convolution or average or max pooling whose input (or
+    filter) is an int8 tensor given at run time (which the translation dequantizes, then reshapes or transposes)."""
     if s.verdict.rule not in _STATUS_RULES:
         return False
     main = s.model.main
@@ -382,8 +387,8 @@ register(
         operation=OperationType.FULLY_CONNECTED,
         nature="bug",
         condition="an opset-21 QDQ model where an int8 tensor given at run time is dequantized, then reshaped or "
-        "transposed before Gemm/Conv/ConvTranspose (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D, "
-        "TRANSPOSE_CONV_2D over "
+        "transposed before Gemm/Conv/ConvTranspose/AveragePool/MaxPool (FULLY_CONNECTED, CONV_2D, "
+        "DEPTHWISE_CONV_2D, GROUPED_CONV_2D, TRANSPOSE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D over "
         "TENSOR_QUANT8_ASYMM_SIGNED inputs or per-channel filters given at run time)",
         hal="an execution of a valid model the device prepared succeeds (D5)",
         behaviour="the session fails to initialize: QDQPropagationTransformer inserts a QuantizeLinear whose "
@@ -409,5 +414,110 @@ register(
         behaviour="every such element is stored one step below the zero point: each is within the per-element "
         "tolerance, but the whole tensor is biased by a full step (accuracy.rounding_bias)",
         matches=lambda s: s.verdict.rule == "accuracy.rounding_bias" and s.verdict.locus == "HARD_SWISH",
+    )
+)
+
+
+_RELU_UPPER_BOUNDS = {OperationType.RELU1: 1.0, OperationType.RELU6: 6.0}
+_QUANT8 = frozenset({OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED})
+
+
+def _bound_overflows_int32(bound: float, scale: float) -> bool:
+    """round(bound / scale), computed in float32 as the kernel does, lies at or beyond 2^31 (no int32 holds it)."""
+    with np.errstate(over="ignore", divide="ignore"):
+        quotient = float(np.float32(bound) / np.float32(scale))
+    return not math.isfinite(quotient) or math.floor(quotient + 0.5) >= 2.0**31
+
+
+def _relu_bound_overflow(s: Sighting) -> bool:
+    """Wrong values at a quantized RELU1 or RELU6 of main whose upper bound divided by the output scale does not
+    fit int32."""
+    if not _wrong_values_at(s, *(o.name for o in _RELU_UPPER_BOUNDS)):
+        return False
+    main = s.model.main
+    for op in main.operations:
+        bound = _RELU_UPPER_BOUNDS.get(op.type)  # type: ignore[call-overload]
+        out = main.operands[op.outputs[0]] if bound is not None else None
+        if out is not None and out.type in _QUANT8 and _bound_overflows_int32(bound, out.scale):
+            return True
+    return False
+
+
+register(
+    Divergence(
+        id="litert-relu-bound-overflow",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.RELU1,
+        nature="bug",
+        condition="quantized RELU1 (RELU6) whose output scale is below 1 / 2^31 (6 / 2^31): the upper bound "
+        "divided by the output scale does not fit int32",
+        hal="RELU1: output = min(1.f, max(-1.f, input)); RELU6: output = min(6, max(0, input)), quantized into "
+        "the output's scale and zero point (a bound beyond every value the output holds clamps nothing)",
+        behaviour="activations.cc QuantizedReluX converts roundf(act_max / output scale) to int32 without a range "
+        "check (undefined; on x86 it gives INT32_MIN), so the upper clamp is about -2^31 and every element comes "
+        "out as that bound truncated to 8 bits (the output zero point); the XNNPACK delegate leaves the operator "
+        "to the same kernel",
+        matches=_relu_bound_overflow,
+    )
+)
+
+
+def _folded_at_prepare(graph: Subgraph, index: int, writer: Mapping[int, Operation]) -> bool:
+    """The operand is a constant, or a MUL of such operands (LiteRT's mul.cc computes those in Prepare)."""
+    if graph.operands[index].lifetime in _CONSTANT:
+        return True
+    op = writer.get(index)
+    return (
+        op is not None
+        and op.type == OperationType.MUL
+        and all(_folded_at_prepare(graph, i, writer) for i in op.inputs[:2])
+    )
+
+
+# The MUL types the XNNPACK delegate leaves to the builtin kernel (it takes float and 8-bit quantized ones).
+_XNNPACK_LEAVES_MUL = frozenset({OperandType.TENSOR_INT32})
+
+
+def _if_branch_output_folded(s: Sighting) -> bool:
+    """Wrong values at an IF one of whose branches returns the result of a MUL computed from constants only (with
+    XNNPACK: a MUL its delegate leaves to the builtin kernel)."""
+    if not _wrong_values_at(s, OperationType.IF.name):
+        return False
+    types = _XNNPACK_LEAVES_MUL if s.kernel_set == "xnnpack" else None
+    for graph in (s.model.main, *s.model.referenced):
+        for op in graph.operations:
+            if op.type != OperationType.IF:
+                continue
+            for position in (1, 2):
+                branch = s.model.referenced[graph.operands[op.inputs[position]].location.offset]
+                writer = {index: o for o in branch.operations for index in o.outputs}
+                if any(
+                    index in writer
+                    and _folded_at_prepare(branch, index, writer)
+                    and (types is None or branch.operands[index].type in types)
+                    for index in branch.output_indexes
+                ):
+                    return True
+    return False
+
+
+register(
+    Divergence(
+        id="litert-if-branch-folded-mul",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.IF,
+        nature="bug",
+        condition="an IF whose chosen branch returns a MUL of constants (the branch output is computed from "
+        "constants only), on the builtin MUL kernel: with XNNPACK only a TENSOR_INT32 MUL (its delegate takes "
+        "float and 8-bit quantized MULs and computes them at invoke)",
+        hal="IF: executes one of the two referenced models as the condition determines; the operation's outputs "
+        "are the outputs of the model executed (here computed from its constants)",
+        behaviour="mul.cc Prepare computes a MUL of constant or persistent inputs once, marks its output "
+        "kTfLitePersistentRo and makes Eval a no-op; if.cc Eval_static treats only kTfLiteMmapRo branch outputs "
+        "as constants (IsConstantTensor), so it points that output at the IF's output buffer and invokes the "
+        "branch, which writes nothing: the IF's output holds whatever its buffer held",
+        matches=_if_branch_output_folded,
     )
 )

@@ -18,7 +18,13 @@ DRIVER = "driver_under_test:create_device"
 
 def example_case(divergence: Divergence) -> Case:
     """The execution target's case of an entry's example (a plain request sized by the reference's outputs)."""
-    model_json, inputs_json = divergence.example["model"], divergence.example["inputs"]
+    return case_of(divergence.example)
+
+
+def case_of(example: dict) -> Case:
+    """The execution target's case of a model JSON and its inputs (a plain request sized by the reference's
+    outputs)."""
+    model_json, inputs_json = example["model"], example["inputs"]
     model = model_from_json(model_json)
     inputs = inputs_from_json(inputs_json, model)
     outputs = run_model(model, inputs).outputs
@@ -92,3 +98,60 @@ def test_wrong_values_downstream_of_a_divergent_operation_show_that_divergence()
     alone = {**model_json, "operations": [abs_op], "inputIndexes": [lrn_out]}
     alone["operands"] = [{**o, "lifetime": "SUBGRAPH_INPUT"} if k == lrn_out else o for k, o in enumerate(operands)]
     assert matching(Sighting("ai-edge-litert", "reference", model_from_json(alone), wrong_abs)) is None
+
+
+def _int32(value: int) -> dict:
+    return {"type": "INT32", "dimensions": [], "lifetime": "CONSTANT_COPY", "value": [value]}
+
+
+def test_int8_pooling_of_a_run_time_tensor_shows_the_qdq_propagation_divergence() -> None:
+    tensor = {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "scale": 0.05, "zeroPoint": 1}
+    # AVERAGE_POOL_2D, explicit form: no padding, strides 1, a 1x1 window, no activation.
+    params = [_int32(v) for v in (0, 0, 0, 0, 1, 1, 1, 1, 0)]
+    model = {
+        "operands": [
+            {**tensor, "dimensions": [1, 2, 2, 3], "lifetime": "SUBGRAPH_INPUT"},
+            *params,
+            {**tensor, "dimensions": [1, 2, 2, 3], "lifetime": "SUBGRAPH_OUTPUT"},
+        ],
+        "operations": [{"type": "AVERAGE_POOL_2D", "inputs": list(range(10)), "outputs": [10]}],
+        "inputIndexes": [0],
+        "outputIndexes": [10],
+    }
+    case = case_of({"model": model, "inputs": [{"dimensions": [1, 2, 2, 3], "value": list(range(-6, 6))}]})
+    verdict = TARGETS["execution"].run(case, create_device("driver_under_test:create_onnxruntime_device"))
+    assert not verdict.ok
+    sighting = Sighting("onnxruntime", "all", case.materialized().model, verdict)
+    assert matching(sighting) is DIVERGENCES["onnxruntime-qdq-s8-propagation"]
+    case.close()
+
+
+def _wrong(locus: str, rule: str = "accuracy.quant8") -> object:
+    from harness.oracle.verdict import Outcome, Verdict
+
+    return Verdict(Outcome.FAILURE, rule=rule, title="output 0 differs", locus=locus)
+
+
+@pytest.mark.parametrize(("scale", "shown"), [(4e-10, True), (4.7e-10, False), (1e-3, False)])
+def test_relu_bound_overflow_matches_only_an_upper_bound_beyond_int32(scale: float, shown: bool) -> None:
+    divergence = DIVERGENCES["litert-relu-bound-overflow"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [{**o, "scale": scale} for o in model_json["operands"]]
+    model = model_from_json(model_json)
+    found = matching(Sighting("ai-edge-litert", "optimized", model, _wrong("RELU1")))
+    assert (found is divergence) is shown
+
+
+def test_if_branch_folded_mul_needs_a_branch_output_computed_from_constants_only() -> None:
+    divergence = DIVERGENCES["litert-if-branch-folded-mul"]
+    model_json = divergence.example["model"]
+    model = model_from_json(model_json)
+    assert matching(Sighting("ai-edge-litert", "reference", model, _wrong("IF", "accuracy.int32"))) is divergence
+    # The same branches reading a branch input instead of their constant: nothing is computed in Prepare.
+    referenced = []
+    for branch in model_json["referenced"]:
+        operands = [dict(o) for o in branch["operands"]]
+        operands[0] = {k: v for k, v in operands[0].items() if k != "value"} | {"lifetime": "SUBGRAPH_INPUT"}
+        referenced.append({**branch, "operands": operands, "inputIndexes": [0]})
+    fed = model_from_json({**model_json, "referenced": referenced})
+    assert matching(Sighting("ai-edge-litert", "reference", fed, _wrong("IF", "accuracy.int32"))) is None

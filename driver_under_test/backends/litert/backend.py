@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from driver_under_test.backends import ConstantReader, Constants, Executed, RunSettings
+from driver_under_test.backends._run_time import check_run_time, run_time_parameters
 from driver_under_test.backends._translated import TranslatedProgram
 from driver_under_test.backends.litert._engine import KernelSet, LiteRTMissing, engine_version
 from driver_under_test.backends.litert._program import LiteRTProgram
@@ -41,6 +42,7 @@ class LiteRTBackendProgram(TranslatedProgram[LiteRTProgram]):
     ) -> None:
         self.kernel_set = kernel_set
         self.threads = threads
+        self._run_time = run_time_parameters(model)  # bounded parameters an execution gives
         super().__init__(model, constants, translate, self._interpreter, flatbuffer)
 
     def _interpreter(self, flatbuffer: bytes) -> LiteRTProgram:
@@ -48,7 +50,9 @@ class LiteRTBackendProgram(TranslatedProgram[LiteRTProgram]):
 
     def execute(self, inputs: Sequence[np.ndarray | None], settings: RunSettings) -> Executed:
         """Main's outputs for main's inputs, run by LiteRT (relaxed float32 is computed in float32, as D11 allows);
-        inputs without a value (None) are absent optional operands."""
+        inputs without a value (None) are absent optional operands; a bounded parameter given outside its domain is
+        INVALID_ARGUMENT before LiteRT runs."""
+        check_run_time(self._run_time, inputs)
         program, present = self.program_for(inputs)
         started = time.perf_counter_ns()
         outputs = program.run(present)

@@ -156,3 +156,37 @@ def test_the_driver_declares_its_variants_for_differential_runs() -> None:
     assert declared["litert-optimized"] == "driver_under_test:create_litert_device"
     for name, spec in declared.items():
         assert name in create_device(spec).get_version_string()[1]
+
+
+def _batch_to_space_model():
+    return model_from_json(
+        {
+            "operands": [
+                {"type": "TENSOR_FLOAT32", "dimensions": [4, 1, 1, 1], "lifetime": "SUBGRAPH_INPUT"},
+                {"type": "TENSOR_INT32", "dimensions": [2], "lifetime": "SUBGRAPH_INPUT"},  # the block shape
+                {"type": "TENSOR_FLOAT32", "dimensions": [0, 0, 0, 0], "lifetime": "SUBGRAPH_OUTPUT"},
+            ],
+            "operations": [{"type": "BATCH_TO_SPACE_ND", "inputs": [0, 1], "outputs": [2]}],
+            "inputIndexes": [0, 1],
+            "outputIndexes": [2],
+        }
+    )
+
+
+@pytest.mark.parametrize("kernel_set", sorted(SPECS))
+@pytest.mark.parametrize(
+    ("block", "status"),
+    [((2, -7), ErrorStatus.INVALID_ARGUMENT), ((0, 2), ErrorStatus.INVALID_ARGUMENT), ((2, 2), ErrorStatus.NONE)],
+)
+def test_a_block_size_given_at_run_time_below_one_is_an_invalid_argument(
+    kernel_set: str, block: tuple[int, int], status: ErrorStatus
+) -> None:
+    model = _batch_to_space_model()
+    p = prepare(create_device(SPECS[kernel_set]), model)
+    assert p.status == ErrorStatus.NONE
+    x = np.arange(4, dtype=np.float32).reshape(4, 1, 1, 1)
+    with simple_request(model, [x, np.array(block, np.int32)], [16]) as built:
+        answered, shapes, _ = p.prepared.execute_synchronously(built.request, MeasureTiming.NO, None, None)
+        assert answered == status
+        if status == ErrorStatus.NONE:
+            np.testing.assert_array_equal(built.read_output(0, shapes[0].dimensions), x.reshape(1, 2, 2, 1))
