@@ -323,3 +323,9 @@ def test_a_driver_finishing_a_loop_the_reference_timed_out_is_not_held_to_shapes
     finished = outcome(shapes=[OutputShape([2, 3]), OutputShape([1])])
     assert rules.judge_execution(finished, timed_out) == []
     assert ids(rules.judge_execution(finished, Expectation(S.MISSED_DEADLINE_TRANSIENT))) == [rules.STATUS_EXPECTED]
+
+
+def test_a_driver_finishing_a_loop_the_reference_timed_out_may_find_its_output_too_small() -> None:
+    timed_out = Expectation(S.MISSED_DEADLINE_TRANSIENT, timing_dependent=True)
+    assert S.OUTPUT_INSUFFICIENT_SIZE in timed_out.acceptable("sync")
+    assert S.OUTPUT_INSUFFICIENT_SIZE not in Expectation(S.MISSED_DEADLINE_TRANSIENT).acceptable("sync")
