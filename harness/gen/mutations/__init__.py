@@ -27,9 +27,19 @@ from harness.gen.mutations._registry import (
     apply_mutation,
     apply_random,
     mutations_for,
+    operation_mutations,
 )
 
-__all__ = ["KINDS", "MUTATIONS", "Kind", "Mutation", "apply_mutation", "apply_random", "mutations_for"]
+__all__ = [
+    "KINDS",
+    "MUTATIONS",
+    "Kind",
+    "Mutation",
+    "apply_mutation",
+    "apply_random",
+    "mutations_for",
+    "operation_mutations",
+]
 
 # The modules above register their mutations on import, in this order (the order of mutations_for).
 del _biases, _graph, _operands, _parameters, _preparation, _requests, _subgraphs

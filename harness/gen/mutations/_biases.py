@@ -15,7 +15,7 @@ from harness.gen.mutations._common import copy_model, graphs, paired_operands, p
 from harness.gen.mutations._registry import mutation
 from harness.gen.source import Source
 from harness.hal import Model, OperandLifeTime, OperandType
-from harness.ops.biases import bias_sites
+from harness.ops.biases import QUANTIZED_BIASES, bias_sites
 
 _TENSOR_INT32 = int(OperandType.TENSOR_INT32)
 _PER_CHANNEL = int(OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL)
@@ -38,6 +38,7 @@ def _wrong_scales(input_scale: float, weights_scale: float) -> list[float]:
     "a quantized (TENSOR_INT32) bias of a convolution, FULLY_CONNECTED or QUANTIZED_16BIT_LSTM gets a scale other "
     "than input scale * weights scale, or a non-zero zero point",
     also={"V5"},
+    operations=frozenset(QUANTIZED_BIASES),
 )
 def _bias_quantization_off(model: Model, source: Source) -> Model:
     paired = paired_operands(model)
