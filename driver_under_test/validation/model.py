@@ -16,6 +16,7 @@ from operator import attrgetter
 
 from driver_under_test.errors import DriverError, invalid
 from driver_under_test.faults import FaultSet, define
+from driver_under_test.validation.bias_quantization import BIAS_OPERATIONS, check_bias_quantization
 from driver_under_test.validation.control_flow import CONTROL_FLOW_CHECKS
 from driver_under_test.validation.fixed_quantization import FIXED_OPERATIONS, check_fixed_output_quantization
 from driver_under_test.validation.limits import Limits, check_limit, exhausted
@@ -61,7 +62,7 @@ _INT_CLASS = frozenset({int})
 _TYPE_CLASSES = frozenset({int, OperandType})
 _NO_VALUE = int(_LT.NO_VALUE)
 # Operations whose checks go on past the signature.
-_CHECKED_FURTHER = FIXED_OPERATIONS | CONTROL_FLOW_CHECKS.keys() | PARAMETER_POSITIONS.keys()
+_CHECKED_FURTHER = FIXED_OPERATIONS | BIAS_OPERATIONS | CONTROL_FLOW_CHECKS.keys() | PARAMETER_POSITIONS.keys()
 
 CONSUMER_COUNT_UNCHECKED = define(
     "consumer_count_unchecked",
@@ -300,6 +301,7 @@ def _check_operations(
     prefixes: frozenset[int],
     lifetimes: list[list[object]],
     plain: list[bool],
+    faults: FaultSet,
 ) -> None:
     """Every operation, in order; `lifetimes` and `plain` (all operands plain) are per subgraph."""
     for k, sg in enumerate(subgraphs):
@@ -312,11 +314,11 @@ def _check_operations(
         for j, op in enumerate(sg.operations):
             t = None if types is None else _plain_signature(op, n, types, valued)
             if t is None:
-                _check_operation(model, k, sg, j, op, prefixes)
+                _check_operation(model, k, sg, j, op, prefixes, faults)
             elif t in _CHECKED_FURTHER:
                 what = _OperationLabel(k, j)
                 what.type = t
-                _check_beyond_signature(model, sg, op, t, what, [operands[i] for i in op.outputs])
+                _check_beyond_signature(model, sg, op, t, what, [operands[i] for i in op.outputs], faults)
 
 
 def _plain_signature(op: object, n: int, types: list[object], valued: list[bool] | None) -> int | None:
@@ -347,7 +349,9 @@ def _plain_signature(op: object, n: int, types: list[object], valued: list[bool]
     return t if holds else None  # type: ignore[no-any-return]
 
 
-def _check_operation(model: Model, k: int, sg: Subgraph, j: int, op: Operation, prefixes: frozenset[int]) -> None:
+def _check_operation(
+    model: Model, k: int, sg: Subgraph, j: int, op: Operation, prefixes: frozenset[int], faults: FaultSet
+) -> None:
     """Every check of operation j of subgraph k, in order; raises for the first problem."""
     operands = sg.operands
     n = len(operands)
@@ -370,14 +374,23 @@ def _check_operation(model: Model, k: int, sg: Subgraph, j: int, op: Operation, 
                     raise invalid(f"{what} {side} {position} is operand {i}; the subgraph has {n}", rule)
     output_operands = [operands[i] for i in outputs]
     check_signature(t, [operands[i] for i in inputs], output_operands, what)
-    _check_beyond_signature(model, sg, op, t, what, output_operands)
+    _check_beyond_signature(model, sg, op, t, what, output_operands, faults)
 
 
 def _check_beyond_signature(
-    model: Model, sg: Subgraph, op: Operation, t: int, what: _OperationLabel, output_operands: list[Operand]
+    model: Model,
+    sg: Subgraph,
+    op: Operation,
+    t: int,
+    what: _OperationLabel,
+    output_operands: list[Operand],
+    faults: FaultSet,
 ) -> None:
-    """The checks that follow the signature: fixed output quantization, then IF/WHILE against their subgraphs."""
+    """The checks that follow the signature: fixed output and bias quantization, parameter values, then IF/WHILE
+    against their subgraphs."""
     check_fixed_output_quantization(t, output_operands, what)
+    if t in BIAS_OPERATIONS:
+        check_bias_quantization(t, [sg.operands[i] for i in op.inputs], what, faults)
     if t in PARAMETER_POSITIONS:
         check_parameters(model, t, [sg.operands[i] for i in op.inputs], what)
     if t in CONTROL_FLOW_CHECKS:
@@ -469,7 +482,7 @@ def _validate(model: Model, limits: Limits, faults: FaultSet) -> None:
         if not _io_lists_hold(sg, lifetimes[k]):
             _check_io_lists(sg, k, lifetimes[k])
     _check_references(subgraphs, lifetimes)
-    _check_operations(model, subgraphs, prefixes, lifetimes, plain)
+    _check_operations(model, subgraphs, prefixes, lifetimes, plain, faults)
     consumers_checked = not faults.active(CONSUMER_COUNT_UNCHECKED)
     for k, sg in enumerate(subgraphs):
         if not _dataflow_holds(sg, list(map(_WRITTEN.__contains__, lifetimes[k])), consumers_checked):

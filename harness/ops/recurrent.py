@@ -32,6 +32,7 @@ from harness.ops._nn_util import (
     Q16S,
     RECURRENT_ACTIVATIONS,
     Inputs,
+    close_scale,
     define_single_form,
     dim,
     dims_agree,
@@ -687,7 +688,7 @@ def _q16_check(ctx: ShapeContext) -> list[str]:
             b is not None
             and ops[0] is not None
             and weights
-            and (b.zero_point != 0 or abs(b.scale - ops[0].scale * weights[0].scale) > 1e-6 * b.scale)
+            and (b.zero_point != 0 or not close_scale(b.scale, ops[0].scale * weights[0].scale))
         ):
             problems.append(f"bias {i} must have scale input scale * weights scale and zero point 0")
     return problems

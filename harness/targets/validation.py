@@ -3,6 +3,9 @@
 A case is a generated model, left valid, mutated into an invalid one (V1-V20, V23-V25), prepared with an
 invalid preference or priority (V21, V22), or with one pool holding its constants made an unusual or malformed
 memory handle (harness.gen.handles: a BLOB hardware buffer it must use, or one it must refuse, D13 and D25).
+Mutations that break a rule of particular operations (a quantized bias's scale, a constant stride) find a place
+only in the few models holding those operations, so an "operation" case draws one such mutation first and a model
+made of its operations to apply it to.
 The expectation comes from how the case was built (`case.expect`); when the driver disagrees with it, the reference
 validator has the last word, so a mutation that happened to leave the model valid is never reported as a driver
 failure. A model over a memory the driver must refuse is judged by judge_unusable_model_pool.
@@ -14,9 +17,9 @@ from dataclasses import dataclass, field, replace
 
 from harness.case import Case, Live, close_model_pools, model_to_json, pools_from_json
 from harness.gen.handles import change_model_pool
-from harness.gen.model import ModelConfig, generate_model
-from harness.gen.mutations import apply_random
-from harness.gen.source import Source
+from harness.gen.model import GeneratedModel, ModelConfig, default_operations, generate_model
+from harness.gen.mutations import Mutation, apply_mutation, apply_random, operation_mutations
+from harness.gen.source import GenerationRejected, Source
 from harness.hal import Device, Model, OperandLifeTime, Operation, Subgraph
 from harness.oracle.rules import (
     Breach,
@@ -39,9 +42,10 @@ from harness.targets._common import (
 )
 from harness.targets.base import register_target
 
-# How often (out of 9) decode leaves the model valid, mutates the model or the preparation arguments, or changes
-# a pool holding constants into an unusual memory handle.
-DEFAULT_KINDS = ("valid", "valid", "model", "model", "model", "model", "model", "preparation", "pool")
+# How often (out of 10) decode leaves the model valid, mutates the model (any model, or one made for a mutation
+# of particular operations) or the preparation arguments, or changes a pool holding constants into an unusual
+# memory handle.
+DEFAULT_KINDS = ("valid", "valid", "model", "model", "model", "model", "model", "operation", "preparation", "pool")
 
 
 @dataclass
@@ -51,7 +55,8 @@ class ValidationTarget:
     name: str = "validation"
     config: ModelConfig = field(default_factory=ModelConfig)
     timeout_s: float = DEFAULT_TIMEOUT_S
-    # Drawn uniformly (repeat to weigh): "valid", "model", "preparation" or "pool" (valid when no pool holds constants).
+    # Drawn uniformly (repeat to weigh): "valid", "model", "operation", "preparation" or "pool" (valid when no pool
+    # holds constants).
     kinds: tuple[str, ...] = DEFAULT_KINDS
 
     def decode(self, source: Source) -> Case:
@@ -68,8 +73,12 @@ class ValidationTarget:
             return Case(self.name, execution=execution, expect=expect, live=Live(model))
         if kind in ("valid", "pool"):
             return Case(self.name, execution=execution, expect={"valid": True}, live=Live(generated.model))
-        if kind == "model":
+        if kind == "operation":
+            kind = "model"  # judged as any invalid model
+            generated, (mutation, model) = self._operation_mutation(generated, source)
+        elif kind == "model":
             mutation, model = apply_random("model", generated.model, source)
+        if kind == "model":
             if _reference_regions(model) != _reference_regions(generated.model):
                 # The mutation moved constants in the pools: what runs is what the JSON replays, made from pools that
                 # hold exactly the values the JSON gives (the old ones also hold bytes no operand refers to now).
@@ -82,6 +91,22 @@ class ValidationTarget:
             model = generated.model
         expect = {"valid": False, "kind": kind, "mutation": mutation.name, "rule": mutation.v}
         return Case(self.name, execution=execution, expect=expect, live=Live(model))
+
+    def _operation_mutation(
+        self, generated: GeneratedModel, source: Source
+    ) -> tuple[GeneratedModel, tuple[Mutation, Model]]:
+        """A mutation of particular operations, applied to a model made of them (in place of `generated`); any
+        model mutation when the drawn one finds no place (a float or per-channel typing, say)."""
+        m: Mutation = source.choice(operation_mutations())
+        operations = m.operations.intersection(self.config.operations or default_operations())
+        if not operations:
+            return generated, apply_random("model", generated.model, source)
+        generated.close()
+        made = generate_model(source, replace(self.config, operations=operations))
+        try:
+            return made, (m, apply_mutation(m, made.model, source))
+        except GenerationRejected:
+            return made, apply_random("model", made.model, source)
 
     def run(self, case: Case, device: Device) -> Verdict:
         """getSupportedOperations and prepareModel on the case's model, judged against its expectation."""

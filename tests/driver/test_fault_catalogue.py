@@ -35,6 +35,7 @@ from tests.driver.fault_models import (
     softmax_model,
 )
 from tests.driver.models import add_constant_model, add_model, counting_while_model
+from tests.driver.validation.builders import quantized_fully_connected_model
 
 NONE = ErrorStatus.NONE
 INVALID = ErrorStatus.INVALID_ARGUMENT
@@ -189,6 +190,23 @@ def test_scalar_dims_unchecked_fails_preparation_late_for_other_dimensions() -> 
     model.main.operands[2].dimensions = [2]
     assert preparation(clean(), model) == (INVALID, INVALID)
     assert preparation(faulty("scalar_dims_unchecked"), model) == (NONE, FAILURE)
+
+
+def test_bias_scale_unchecked() -> None:
+    # FULLY_CONNECTED with input scale 0.5 and weights scale 0.25 whose INT32 bias declares scale 0.0, not 0.125.
+    model = quantized_fully_connected_model(bias_scale=0.0)
+    assert supported(clean(), model) == INVALID
+    assert preparation(clean(), model) == (INVALID, INVALID)
+    device = faulty("bias_scale_unchecked")
+    assert supported(device, model) == NONE
+    # The numpy kernels add the bias at the product's scale whatever it declares: x = [4, 3] (stored [136, 134])
+    # gives [4 * 0.5 + 1, 3 * 1 - 1] = [3, 2], stored [131, 130] at the output's scale 1 and zero point 128.
+    result = execute(device, model, [np.array([[136, 134]])], [2])
+    assert result.status == NONE and result.outputs[0].tolist() == [[131, 130]]
+
+
+def test_bias_scale_unchecked_leaves_the_zero_point_checked() -> None:
+    assert supported(faulty("bias_scale_unchecked"), quantized_fully_connected_model(bias_zero_point=1)) == INVALID
 
 
 # --- execution ----------------------------------------------------------------------------------------------------

@@ -200,3 +200,36 @@ def test_reporting_an_operation_over_an_unusable_pool_supported_breaks_unusable_
             judged += 1
         case.close()
     assert judged >= 5
+
+
+def test_operation_cases_draw_each_operation_mutation_on_models_of_its_operations(device) -> None:
+    # A mutation of particular operations finds a place in few of the usual models (a quantized bias in about one
+    # in twenty): operation cases make the model for the mutation, which then applies to most of them.
+    target = ValidationTarget(kinds=("operation",))
+    drawn: Counter = Counter()
+    for seed in range(120):
+        try:
+            case = target.decode(RandomSource(seed))
+        except GenerationRejected:
+            continue
+        drawn[case.expect["mutation"]] += 1
+        assert case.expect["kind"] == "model"
+        verdict = target.run(case, device)
+        case.close()
+        assert verdict.ok, (seed, case.expect, verdict.rule, verdict.title)
+    assert drawn["bias_quantization_off"] > 20 and drawn["parameter_out_of_range"] > 20, drawn
+
+
+def test_a_driver_that_ignores_bias_scales_fails_operation_cases() -> None:
+    faulty = create_device(faults=["bias_scale_unchecked"])
+    target = ValidationTarget(kinds=("operation",))
+    rules = Counter()
+    for seed in range(60):
+        try:
+            case = target.decode(RandomSource(seed))
+        except GenerationRejected:
+            continue
+        if case.expect["mutation"] == "bias_quantization_off":
+            rules[target.run(case, faulty).rule] += 1
+        case.close()
+    assert rules["status.invalid_model_rejected"] > 0, rules

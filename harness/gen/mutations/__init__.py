@@ -14,11 +14,11 @@ subject that offers no place for a mutation makes it raise GenerationRejected, a
 another one.
 
 Inside: the registry (_registry), what the mutations share (_common), and the mutations of a subgraph's structure
-(_graph), of one operand (_operands), of parameter values (_parameters), of the preparation arguments
-(_preparation), of requests (_requests) and of the references between subgraphs (_subgraphs).
+(_graph), of one operand (_operands), of parameter values (_parameters), of quantized biases (_biases), of the
+preparation arguments (_preparation), of requests (_requests) and of the references between subgraphs (_subgraphs).
 """
 
-from harness.gen.mutations import _graph, _operands, _parameters, _preparation, _requests, _subgraphs
+from harness.gen.mutations import _biases, _graph, _operands, _parameters, _preparation, _requests, _subgraphs
 from harness.gen.mutations._registry import (
     KINDS,
     MUTATIONS,
@@ -27,9 +27,19 @@ from harness.gen.mutations._registry import (
     apply_mutation,
     apply_random,
     mutations_for,
+    operation_mutations,
 )
 
-__all__ = ["KINDS", "MUTATIONS", "Kind", "Mutation", "apply_mutation", "apply_random", "mutations_for"]
+__all__ = [
+    "KINDS",
+    "MUTATIONS",
+    "Kind",
+    "Mutation",
+    "apply_mutation",
+    "apply_random",
+    "mutations_for",
+    "operation_mutations",
+]
 
 # The modules above register their mutations on import, in this order (the order of mutations_for).
-del _graph, _operands, _parameters, _preparation, _requests, _subgraphs
+del _biases, _graph, _operands, _parameters, _preparation, _requests, _subgraphs

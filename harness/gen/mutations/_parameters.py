@@ -13,7 +13,7 @@ from harness.gen.mutations._common import copy_model, graphs, pick
 from harness.gen.mutations._registry import mutation
 from harness.gen.source import Source
 from harness.hal import DataLocation, Model, OperandLifeTime, OperandType
-from harness.ops.parameters import bounded_positions
+from harness.ops.parameters import PARAMETER_DOMAINS, bounded_positions
 
 L = OperandLifeTime
 _CONSTANTS = frozenset({int(L.CONSTANT_COPY), int(L.CONSTANT_REFERENCE)})
@@ -25,6 +25,7 @@ _CONSTANTS = frozenset({int(L.CONSTANT_COPY), int(L.CONSTANT_REFERENCE)})
     "model",
     "a constant stride, dilation, padding, padding scheme or fused activation of a windowed operation gets a value "
     "outside the range the operation defines",
+    operations=frozenset(PARAMETER_DOMAINS),
 )
 def _parameter_out_of_range(model: Model, source: Source) -> Model:
     sites = []

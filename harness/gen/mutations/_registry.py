@@ -22,7 +22,8 @@ class Mutation:
     `shown_as` are the V numbers of the validator violations that report the breakage itself (default: `v`;
     V15/V16 have no rule of their own and surface as the count or dataflow rules they break). `also` are V
     numbers (None: a rule without one) that may be reported next to it because breaking this rule necessarily
-    breaks them too.
+    breaks them too. `operations` are the operation types whose operands the mutation breaks (empty: it needs no
+    particular operation), so that a generator can make subjects that offer it a place.
     """
 
     name: str
@@ -32,6 +33,7 @@ class Mutation:
     apply: Callable[..., Any]
     shown_as: frozenset[str] = field(default_factory=frozenset)
     also: frozenset[str | None] = field(default_factory=frozenset)
+    operations: frozenset[int] = field(default_factory=frozenset)
 
     @property
     def reported_as(self) -> frozenset[str]:
@@ -65,11 +67,12 @@ def mutation(
     *,
     shown_as: frozenset[str] | set[str] = frozenset(),
     also: frozenset[str | None] | set[str | None] = frozenset(),
+    operations: frozenset[int] | set[int] = frozenset(),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering `fn` as the apply function of a new mutation."""
 
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        register(Mutation(name, v, kind, description, fn, frozenset(shown_as), frozenset(also)))
+        register(Mutation(name, v, kind, description, fn, frozenset(shown_as), frozenset(also), frozenset(operations)))
         return fn
 
     return wrap
@@ -80,6 +83,11 @@ def mutations_for(kind: Kind | str) -> list[Mutation]:
     if kind not in KINDS:
         raise ValueError(f"unknown mutation kind {kind!r}; expected one of {KINDS}")
     return [m for m in MUTATIONS.values() if m.kind == kind]
+
+
+def operation_mutations() -> list[Mutation]:
+    """The model mutations that break a rule of particular operations, in registration order."""
+    return [m for m in mutations_for("model") if m.operations]
 
 
 def apply_mutation(m: Mutation, subject: Any, source: Source) -> Any:

@@ -197,3 +197,79 @@ def while_model() -> Model:
     operands = [subgraph_ref(0), subgraph_ref(1), tensor([1], LT.SUBGRAPH_INPUT, 1), tensor([1], LT.SUBGRAPH_OUTPUT)]
     main = Subgraph(operands, [Operation(OP.WHILE, [0, 1, 2], [3])], [2], [3])
     return Model(main=main, referenced=[cond, body], operand_values=values)
+
+
+# Quantized operations with a TENSOR_INT32 bias: input scale 0.5, weights scale 0.25, so the bias scale is 0.125.
+INPUT_SCALE, WEIGHTS_SCALE = 0.5, 0.25
+BIAS_SCALE = INPUT_SCALE * WEIGHTS_SCALE
+
+
+def quantized_fully_connected_model(bias_scale: float = BIAS_SCALE, bias_zero_point: int = 0) -> Model:
+    """out[1,2] = FULLY_CONNECTED(in[1,2], weights[2,2], bias[2], NONE), all QUANT8_ASYMM but the INT32 bias."""
+    # Weights [[0.5, 0], [0, 1]], bias [1, -1] (ints 8, -8 at scale 0.125), no activation.
+    values = struct.pack("<4B2i1i", 130, 128, 128, 132, 8, -8, 0)
+    operands = [
+        tensor([1, 2], LT.SUBGRAPH_INPUT, 1, T.TENSOR_QUANT8_ASYMM, scale=INPUT_SCALE, zero_point=128),
+        copy_constant(T.TENSOR_QUANT8_ASYMM, [2, 2], 0, 4, scale=WEIGHTS_SCALE, zero_point=128),
+        copy_constant(T.TENSOR_INT32, [2], 4, 8, scale=bias_scale, zero_point=bias_zero_point),
+        copy_constant(T.INT32, [], 12, 4),
+        tensor([1, 2], LT.SUBGRAPH_OUTPUT, 0, T.TENSOR_QUANT8_ASYMM, scale=1.0, zero_point=128),
+    ]
+    main = Subgraph(operands, [Operation(OP.FULLY_CONNECTED, list(range(4)), [4])], [0], [4])
+    return Model(main=main, operand_values=values)
+
+
+def quantized_conv_model(op: OperationType, bias_scale: float = BIAS_SCALE) -> Model:
+    """A 1x1 convolution of in[1,2,2,1] into one channel, QUANT8_ASYMM_SIGNED with an INT32 bias.
+
+    Implicit padding (VALID), stride 1, no activation; DEPTHWISE_CONV_2D takes a multiplier of 1 and
+    GROUPED_CONV_2D one group (and an NHWC flag), TRANSPOSE_CONV_2D an output shape and an NHWC flag.
+    """
+    q8s = T.TENSOR_QUANT8_ASYMM_SIGNED
+    # filter (int8 + 3 bytes of padding), bias, then the scalars of the operation's form from offset 8.
+    scalars = {
+        OP.CONV_2D: (2, 1, 1, 0),
+        OP.DEPTHWISE_CONV_2D: (2, 1, 1, 1, 0),
+        OP.GROUPED_CONV_2D: (2, 1, 1, 1, 0),
+        OP.TRANSPOSE_CONV_2D: (2, 1, 1, 0),
+    }[op]
+    values = struct.pack("<b3xi", 3, 5)
+    operands = [
+        tensor([1, 2, 2, 1], LT.SUBGRAPH_INPUT, 1, q8s, scale=INPUT_SCALE, zero_point=-1),
+        copy_constant(q8s, [1, 1, 1, 1], 0, 1, scale=WEIGHTS_SCALE),
+        copy_constant(T.TENSOR_INT32, [1], 4, 4, scale=bias_scale),
+    ]
+    if op == OP.TRANSPOSE_CONV_2D:
+        operands.append(copy_constant(T.TENSOR_INT32, [4], len(values), 16))
+        values += struct.pack("<4i", 1, 2, 2, 1)
+    for value in scalars:
+        operands.append(copy_constant(T.INT32, [], len(values), 4))
+        values += struct.pack("<i", value)
+    if op in (OP.GROUPED_CONV_2D, OP.TRANSPOSE_CONV_2D):
+        operands.append(copy_constant(T.BOOL, [], len(values), 1))
+        values += b"\0"
+    operands.append(tensor([1, 2, 2, 1], LT.SUBGRAPH_OUTPUT, 0, q8s, scale=1.0, zero_point=0))
+    n = len(operands) - 1
+    main = Subgraph(operands, [Operation(op, list(range(n)), [n])], [0], [n])
+    return Model(main=main, operand_values=values)
+
+
+Q16_BIAS_SCALE = 2.0**-13  # QUANTIZED_16BIT_LSTM's input scale 1/128 * weights scale 1/64
+
+
+def quantized_16bit_lstm_model(bias_scales: tuple[float, ...] = (Q16_BIAS_SCALE,) * 4) -> Model:
+    """QUANTIZED_16BIT_LSTM of one batch, input size 1, output size 1; every input is a model input.
+
+    The input and output state have the fixed scale 1/128 and zero point 128, the cell state scale 2^-11; the
+    eight weights share scale 1/64, so the four gate biases (inputs 9-12) have scale 1/128 * 1/64 = 2^-13.
+    """
+    q8, q16s = T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT16_SYMM
+    operands = [tensor([1, 1], LT.SUBGRAPH_INPUT, 1, q8, scale=1 / 128, zero_point=128)]
+    operands += [tensor([1, 1], LT.SUBGRAPH_INPUT, 1, q8, scale=1 / 64, zero_point=128) for _ in range(8)]
+    operands += [tensor([1], LT.SUBGRAPH_INPUT, 1, T.TENSOR_INT32, scale=s) for s in bias_scales]
+    operands.append(tensor([1, 1], LT.SUBGRAPH_INPUT, 1, q16s, scale=2.0**-11))
+    operands.append(tensor([1, 1], LT.SUBGRAPH_INPUT, 1, q8, scale=1 / 128, zero_point=128))
+    operands.append(tensor([1, 1], LT.SUBGRAPH_OUTPUT, 0, q16s, scale=2.0**-11))
+    operands.append(tensor([1, 1], LT.SUBGRAPH_OUTPUT, 0, q8, scale=1 / 128, zero_point=128))
+    operation = Operation(OP.QUANTIZED_16BIT_LSTM, list(range(15)), [15, 16])
+    return Model(main=Subgraph(operands, [operation], list(range(15)), [15, 16]))

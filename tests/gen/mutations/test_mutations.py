@@ -11,7 +11,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.case import model_from_json, model_to_json
-from harness.gen.mutations import KINDS, MUTATIONS, Mutation, _registry, apply_mutation, apply_random, mutations_for
+from harness.gen import ModelConfig, RandomSource, generate_model
+from harness.gen.mutations import (
+    KINDS,
+    MUTATIONS,
+    Mutation,
+    _registry,
+    apply_mutation,
+    apply_random,
+    mutations_for,
+    operation_mutations,
+)
 from harness.gen.mutations._registry import mutation, register
 from harness.gen.source import GenerationRejected
 from harness.hal import Model, OperandType
@@ -303,3 +313,20 @@ def test_apply_random_terminates_when_the_source_is_exhausted() -> None:
         subject = _subject_for(kind, 0)
         m, mutated = apply_random(kind, subject, SeededSource(0, budget=0))
         assert agrees(m, verdict(m, subject, mutated))
+
+
+def test_a_mutation_of_particular_operations_finds_a_place_in_most_models_made_of_them() -> None:
+    assert {m.name for m in operation_mutations()} >= {"bias_quantization_off", "parameter_out_of_range"}
+    for m in operation_mutations():
+        applied = 0
+        for seed in range(60):
+            g = generate_model(RandomSource(seed), ModelConfig(operations=m.operations))
+            try:
+                mutated = apply_mutation(m, g.model, SeededSource(seed))
+            except GenerationRejected:
+                g.close()
+                continue
+            applied += 1
+            assert agrees(m, verdict(m, g.model, mutated)), (m.name, seed)
+            g.close()
+        assert applied > 20, (m.name, applied)
