@@ -9,6 +9,7 @@ sequence are computed with one stacked matrix multiply; only the recurrence runs
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,9 +25,10 @@ from driver_under_test.backends.numpy.kernels._recurrent import (
     store,
     time_major,
 )
-from driver_under_test.backends.numpy.kernels.common import quiet
+from driver_under_test.backends.numpy.kernels.common import fault_active, quiet
 from driver_under_test.backends.numpy.kernels.registry import OpCall, kernel
 from driver_under_test.errors import invalid
+from driver_under_test.faults import define
 from harness.hal import OperandType, OperationType
 
 _LAYER_NORM_EPSILON = np.float32(1e-8)
@@ -380,6 +382,25 @@ def _fixed_tanh(raw: np.ndarray, integer_bits: int) -> np.ndarray:
     return np.where(raw == 0, 0, np.where(negative, _wrap16(-of_magnitude), of_magnitude))
 
 
+Q16_LSTM_REAL_GATES = define(
+    "q16_lstm_real_gates",
+    "execution",
+    "QUANTIZED_16BIT_LSTM computes its gates' logistic and tanh as the real functions rounded to Q0.15 instead of "
+    "the HAL reference's int16 fixed-point ones: a few steps of 2^-15 apart, which the forget gate scales by the "
+    "previous cell state past one step of 2^-11 when that is large (breaks O2 on the cell state output).",
+).name
+
+
+def _rounded_real(function: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray, int], np.ndarray]:
+    """A gate function as the real one rounded to Q0.15 (the fault's gates)."""
+
+    def gate(raw: np.ndarray, integer_bits: int) -> np.ndarray:
+        real = function(raw / float(1 << (15 - integer_bits)))
+        return np.clip(np.floor(real * (1 << 15) + 0.5), _INT16_MIN, _INT16_MAX).astype(np.int64)
+
+    return gate
+
+
 @kernel(OperationType.QUANTIZED_16BIT_LSTM, (OperandType.TENSOR_QUANT8_ASYMM,))
 @quiet
 def quantized_16bit_lstm(call: OpCall) -> list[np.ndarray]:
@@ -415,16 +436,19 @@ def quantized_16bit_lstm(call: OpCall) -> list[np.ndarray]:
     multiplier, shift = quantize_multipliers(np.array([w_scale / 128.0 * (1 << (15 - _GATE_BITS))]))
     gates = np.clip(requantize(acc, multiplier, shift), _INT16_MIN, _INT16_MAX)
     g_in, g_cell, g_forget, g_out = (gates[:, k * units : (k + 1) * units] for k in range(4))
-    input_gate = _fixed_sigmoid(g_in, _GATE_BITS)
-    modulation = _fixed_tanh(g_cell, _GATE_BITS)
-    forget_gate = _fixed_sigmoid(g_forget, _GATE_BITS)
-    output_gate = _fixed_sigmoid(g_out, _GATE_BITS)
+    logistic, tanh = _fixed_sigmoid, _fixed_tanh
+    if fault_active(call, Q16_LSTM_REAL_GATES):
+        logistic, tanh = _rounded_real(sigmoid), _rounded_real(np.tanh)
+    input_gate = logistic(g_in, _GATE_BITS)
+    modulation = tanh(g_cell, _GATE_BITS)
+    forget_gate = logistic(g_forget, _GATE_BITS)
+    output_gate = logistic(g_out, _GATE_BITS)
     # new_state = input * modulation (rescaled from 0 to 4 integer bits) + forget * prev_state, saturating.
     gated_input = _round_shift(_high_mul16(input_gate, modulation), _STATE_BITS)
     kept = _high_mul16(prev_state.data.astype(np.int64), forget_gate)
     state = np.clip(gated_input + kept, _INT16_MIN, _INT16_MAX)
     # tanh reads the state rescaled (saturating) to the gates' 3 integer bits.
     state_f3 = np.clip(state << (_STATE_BITS - _GATE_BITS), _INT16_MIN, _INT16_MAX)
-    activation = _high_mul16(output_gate, _fixed_tanh(state_f3, _GATE_BITS))
+    activation = _high_mul16(output_gate, tanh(state_f3, _GATE_BITS))
     output = np.clip(_round_shift(activation, 8), -128, 127) + 128
     return [state.astype(np.int16), output.astype(np.uint8)]
