@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.hal import Operand, OperandType, OperationType
+from harness.ops import _fixed16 as fixed
 from harness.ops._nn_util import (
     BOOL,
     F16,
@@ -49,7 +50,6 @@ from harness.ops.common import (
     from_real,
     fused_activation,
     hal_scale,
-    round_half_away,
     to_real,
 )
 from harness.ops.parameters import MERGED_OUTPUTS
@@ -625,43 +625,42 @@ def _svdf_signatures() -> list[Signature]:
 # --------------------------------------------------------------------------------------------------------------
 # QUANTIZED_16BIT_LSTM
 
-# Fixed-point formats of the HAL's reference: gate pre-activations are int16 with 3 integer bits, activations
-# int16 with no integer bit, the cell state int16 with 4 integer bits (scale 2^-11).
-_GATE_STEP, _ACT_STEP, _CELL_STEP = 2.0**-12, 2.0**-15, 2.0**-11
-
-
-def _fixed(x: np.ndarray, step: float, integer_bits: int) -> np.ndarray:
-    """Round to a signed 16-bit fixed-point grid and saturate."""
-    limit = 2.0**integer_bits
-    return np.clip(round_half_away(x / step) * step, -limit, limit - step)
+# The HAL's reference computes this operation in int16 fixed point (the conformance vectors embody it): gate
+# pre-activations with 3 integer bits (steps of 2^-12), gate values with none, the cell state with 4 (2^-11). The
+# kernel follows that arithmetic exactly, its logistic and tanh included, which are a few steps of 2^-15 off the
+# real functions: a cell state near its range's ends scales such a difference up by as much as 16, past any
+# tolerance a real-valued computation could be judged with.
+_GATE_BITS, _CELL_BITS = 3, 4
 
 
 def quantized_16bit_lstm_kernel(ctx: KernelContext) -> list[np.ndarray]:
-    """QUANTIZED_16BIT_LSTM: an LSTM cell without peephole, projection or CIFG, computed on reals rounded at
-    the points where the HAL's fixed-point reference rounds.
+    """QUANTIZED_16BIT_LSTM: an LSTM cell without peephole, projection or CIFG, in the HAL reference's int16
+    fixed-point arithmetic.
 
     Each gate multiplies the concatenation [input, previous output] by one row of a concatenated weight matrix.
     The conformance vectors (so the HAL's reference and every certified driver) lay that row out as
     [recurrent weights, input weights] rather than [input weights, recurrent weights]; the oracle follows the
     vectors. The two layouts agree in shape because both rows have input_size + output_size columns.
     """
-    x, c, h = _real(ctx, 0), _real(ctx, 13), _real(ctx, 14)
-    in_scale = ctx.input_operands[0].scale
-    w_scale = ctx.input_operands[1].scale
-    activations = np.concatenate([x, h], axis=1)
+    zero = ctx.input_operands[1].zero_point
+    activations = np.concatenate([ctx.inputs[0], ctx.inputs[14]], axis=1).astype(np.int64) - 128
+    cell = ctx.inputs[13].astype(np.int64)
+    # The reference scales accumulators to steps of 2^-12 by 4096 * the bias scale (input scale * weights scale).
+    multiplier = 4096 * float(np.float32(ctx.input_operands[9].scale))
 
     def gate(k: int) -> np.ndarray:
-        weights = np.concatenate([_real(ctx, 5 + k), _real(ctx, 1 + k)], axis=1)
-        bias = ctx.inputs[9 + k].astype(np.float64) * in_scale * w_scale
-        return _fixed(activations @ weights.T + bias, _GATE_STEP, 3)
+        weights = np.concatenate([ctx.inputs[5 + k], ctx.inputs[1 + k]], axis=1).astype(np.int64) - zero
+        acc = activations @ weights.T + ctx.inputs[9 + k].astype(np.int64)
+        return fixed.saturate(fixed.requantize(acc, multiplier))
 
-    i = _fixed(sigmoid(gate(0)), _ACT_STEP, 0)
-    f = _fixed(sigmoid(gate(1)), _ACT_STEP, 0)
-    g = _fixed(np.tanh(gate(2)), _ACT_STEP, 0)
-    o = _fixed(sigmoid(gate(3)), _ACT_STEP, 0)
-    c_new = _fixed(f * c + i * g, _CELL_STEP, 4)
-    h_new = o * _fixed(np.tanh(c_new), _ACT_STEP, 0)
-    return [from_real(c_new, ctx.output_operands[0]), from_real(h_new, ctx.output_operands[1])]
+    i = fixed.logistic(gate(0), _GATE_BITS)
+    f = fixed.logistic(gate(1), _GATE_BITS)
+    g = fixed.tanh(gate(2), _GATE_BITS)
+    o = fixed.logistic(gate(3), _GATE_BITS)
+    c_new = fixed.saturate(fixed.rescale(fixed.product(i, g), 0, _CELL_BITS) + fixed.product(f, cell))
+    h_new = fixed.product(o, fixed.tanh(fixed.rescale(c_new, _CELL_BITS, _GATE_BITS), _GATE_BITS))
+    output = np.clip(fixed.rounding_shift(h_new, 8), -128, 127) + 128
+    return [c_new.astype(np.int16), output.astype(np.uint8)]
 
 
 def quantized_16bit_lstm_shape(ctx: ShapeContext) -> list[tuple[int, ...]]:

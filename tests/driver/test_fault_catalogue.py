@@ -278,6 +278,26 @@ def test_softmax_beta_ignored() -> None:
     np.testing.assert_allclose(wrong, expected(1.0), rtol=1e-6)
 
 
+def test_q16_lstm_real_gates() -> None:
+    # The step a differential campaign found (one unit, input size 3), every operand given at run time: the HAL
+    # reference's fixed-point gates give the cell state 394 steps of 2^-11 (worked out in the kernel's tests),
+    # the real functions rounded give 396.
+    q8, w_scale = OperandType.TENSOR_QUANT8_ASYMM, 0.003921670373529196
+    g = GraphBuilder()
+    ins = [g.input(q8, [1, 3], 1 / 128, 128)]
+    ins += [g.input(q8, [1, 3], w_scale, 128) for _ in range(4)] + [g.input(q8, [1, 1], w_scale, 128) for _ in range(4)]
+    ins += [g.input(OperandType.TENSOR_INT32, [1], w_scale / 128) for _ in range(4)]
+    ins += [g.input(OperandType.TENSOR_QUANT16_SYMM, [1, 1], 2.0**-11), g.input(q8, [1, 1], 1 / 128, 128)]
+    outs = [g.output(OperandType.TENSOR_QUANT16_SYMM, [1, 1], 2.0**-11), g.output(q8, [1, 1], 1 / 128, 128)]
+    g.op(OP.QUANTIZED_16BIT_LSTM, ins, outs)
+    model = g.model()
+    weights = [[92, 198, 143], [17, 44, 34], [202, 199, 84], [186, 29, 204], [195], [155], [211], [254]]
+    values = [np.array([[8, 133, 23]])] + [np.array([w]) for w in weights]
+    values += [np.array([b]) for b in (-15086, -15010, -5827, -12547)] + [np.array([[2294]]), np.array([[235]])]
+    assert execute(clean(), model, values, [2, 1]).outputs[0].tolist() == [[394]]
+    assert execute(faulty("q16_lstm_real_gates"), model, values, [2, 1]).outputs[0].tolist() == [[396]]
+
+
 def test_arg_index_second_half_off_by_one() -> None:
     g = GraphBuilder()
     x = g.input(OperandType.TENSOR_FLOAT32, [2, 4])

@@ -187,3 +187,39 @@ def test_quantized_lstm_projects_the_hidden_state_stored_in_its_quantization():
     out_state, _, out = run_op(Op.QUANTIZED_LSTM, inputs, Q_LSTM_OUTPUTS)
     np.testing.assert_array_equal(out_state, [[32, -32]])
     np.testing.assert_array_equal(out, out_state)
+
+
+Q8 = T.TENSOR_QUANT8_ASYMM
+Q16_W_SCALE = 0.003921670373529196  # the weights' scale of the case below; the biases' is that / 128
+
+
+def q16_lstm_inputs(c: int) -> list:
+    """QUANTIZED_16BIT_LSTM inputs of one step (1 unit, input size 3) found by a differential campaign."""
+    input_weights = [[92, 198, 143], [17, 44, 34], [202, 199, 84], [186, 29, 204]]  # gates i, f, g, o
+    recurrent_weights = [[195], [155], [211], [254]]
+    biases = [-15086, -15010, -5827, -12547]
+    inputs = [given_tensor(Q8, [[8, 133, 23]], 1 / 128, 128)]
+    inputs += [given_tensor(Q8, [w], Q16_W_SCALE, 128) for w in input_weights + recurrent_weights]
+    inputs += [given_tensor(I32T, [b], Q16_W_SCALE / 128) for b in biases]
+    return inputs + [given_tensor(Q16S, [[c]], 2.0**-11), given_tensor(Q8, [[235]], 1 / 128, 128)]
+
+
+Q16_LSTM_OUTPUTS = [output(Q16S, 2.0**-11), output(Q8, 1 / 128, 128)]
+
+
+def test_quantized_16bit_lstm_computes_the_hal_reference_fixed_point_step():
+    # The HAL's reference: pre-activations (Q3.12) i -3646, f -2515, g -3461, o -1111; its fixed-point logistic
+    # and tanh (Q0.15) give i 9539, f 11503, g -22564, o 14171, a few steps off the real functions rounded
+    # (9538, 11506, -22559, 14176). c' = round(round(9539 * -22564 / 2^15) / 16) + round(11503 * 2294 / 2^15)
+    # = -411 + 805 = 394; h = round(round(14171 * 6228 / 2^15) / 256) + 128 = 139, 6228 being its tanh of
+    # 788 / 4096 (c' with 3 integer bits). The real-valued gates give 396, which a campaign saw a driver answer.
+    state, out = run_op(Op.QUANTIZED_16BIT_LSTM, q16_lstm_inputs(2294), Q16_LSTM_OUTPUTS)
+    np.testing.assert_array_equal(state, [[394]])
+    np.testing.assert_array_equal(out, [[139]])
+
+
+def test_quantized_16bit_lstm_keeps_the_fixed_point_forget_gate_on_a_large_cell_state():
+    # The same step from c = 32000 / 2^11 (near 16): f * c = round(11503 * 32000 / 2^15) = 11233 with the
+    # reference's forget gate, 11236 with the real one rounded: three steps, beyond any tolerance of one.
+    state, _ = run_op(Op.QUANTIZED_16BIT_LSTM, q16_lstm_inputs(32000), Q16_LSTM_OUTPUTS)
+    np.testing.assert_array_equal(state, [[-411 + 11233]])

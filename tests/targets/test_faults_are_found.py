@@ -43,6 +43,7 @@ CASES = [
     ("quant_add_uses_first_zero_point", focused(Op.ADD, Op.SUB), {"accuracy.quant8"}, 300),
     ("avg_pool_counts_padding", focused(Op.AVERAGE_POOL_2D), ACCURACY, 300),
     ("arg_index_second_half_off_by_one", focused(Op.ARGMAX, Op.ARGMIN), {"accuracy.exact"}, 300),
+    ("q16_lstm_real_gates", focused(Op.QUANTIZED_16BIT_LSTM), {"accuracy.quant16"}, 200),
     (
         "quant_conv_truncates",
         focused(Op.CONV_2D, Op.DEPTHWISE_CONV_2D, Op.GROUPED_CONV_2D, Op.TRANSPOSE_CONV_2D),

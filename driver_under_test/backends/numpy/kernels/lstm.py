@@ -8,6 +8,8 @@ sequence are computed with one stacked matrix multiply; only the recurrence runs
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,9 +25,10 @@ from driver_under_test.backends.numpy.kernels._recurrent import (
     store,
     time_major,
 )
-from driver_under_test.backends.numpy.kernels.common import quiet
+from driver_under_test.backends.numpy.kernels.common import fault_active, quiet
 from driver_under_test.backends.numpy.kernels.registry import OpCall, kernel
 from driver_under_test.errors import invalid
+from driver_under_test.faults import define
 from harness.hal import OperandType, OperationType
 
 _LAYER_NORM_EPSILON = np.float32(1e-8)
@@ -285,17 +288,117 @@ def _round_shift(x: np.ndarray, exponent: int) -> np.ndarray:
     return (x >> exponent) + ((x & mask) > threshold)
 
 
-def _to_q15(values: np.ndarray) -> np.ndarray:
-    """Real values in [-1, 1] as int16 raws with 15 fractional bits, saturated."""
-    return np.clip(np.floor(values * (1 << 15) + 0.5), _INT16_MIN, _INT16_MAX).astype(np.int64)
+# The HAL's reference computes the gates' logistic and tanh in int16 fixed point (gemmlowp's functions, which the
+# conformance vectors embody), not as rounded real functions: the two differ by a few Q15 steps, enough to move the
+# cell state by two steps of 2^-11. So the functions below follow the reference's arithmetic step by step: exp on
+# [-1/4, 0) by a Taylor polynomial around -1/8, exp of the rest by multiplying in exp(-2^k) for each set bit of
+# the multiple of 1/4, and 1/(1+x) and (1-x)/(1+x) by three Newton-Raphson steps from 48/17 - 32/17 * d.
+
+
+def _wrap16(x: np.ndarray) -> np.ndarray:
+    """Plain int16 arithmetic: values outside the int16 range wrap around."""
+    return ((np.asarray(x, dtype=np.int64) + (1 << 15)) & 0xFFFF) - (1 << 15)
+
+
+def _shift_left16(x: np.ndarray, exponent: int) -> np.ndarray:
+    """x * 2^exponent on int16 raws, saturating."""
+    limit = (1 << (15 - exponent)) - 1
+    return np.where(x > limit, _INT16_MAX, np.where(x < -limit, _INT16_MIN, x << exponent))
+
+
+def _rescale16(x: np.ndarray, integer_bits: int, to_integer_bits: int) -> np.ndarray:
+    """A raw with `integer_bits` integer bits re-expressed with `to_integer_bits` (rounding or saturating)."""
+    exponent = integer_bits - to_integer_bits
+    if exponent > 0:
+        return _shift_left16(x, exponent)
+    return _round_shift(x, -exponent) if exponent < 0 else x
+
+
+def _constant16(real: float, integer_bits: int = 0) -> np.int64:
+    """A constant as the reference writes it: rounded to 32 bits, then narrowed to 16 bits by a rounding shift."""
+    raw32 = np.array([round(real * 2.0 ** (31 - integer_bits))], dtype=np.int64)
+    return _round_shift(raw32, 16)[0]
+
+
+_ONE_EIGHTH_EXP = _constant16(math.exp(-1 / 8))
+_ONE_THIRD = _constant16(1 / 3)
+_EXP_OF_POWERS = tuple((k, _constant16(math.exp(-(2.0**k)))) for k in range(-2, 5))  # exp(-2^k)
+_NEWTON_START = (_constant16(48 / 17, 2), _constant16(-32 / 17, 2))  # Q2.13
+_ONE_Q2 = 1 << 13
+_HALF_Q0 = _constant16(0.5)
+
+
+def _exp_on_last_quarter(a: np.ndarray) -> np.ndarray:
+    """exp(a) for Q0.15 raws a in [-1/4, 0), as Q0.15."""
+    x = _wrap16(a + (1 << 12))  # a + 1/8: the polynomial is a Taylor expansion around -1/8
+    x2 = _high_mul16(x, x)
+    x3 = _high_mul16(x2, x)
+    x4 = _high_mul16(x2, x2)
+    cubic_and_quartic = _high_mul16(_wrap16(_round_shift(x4, 2) + x3), _ONE_THIRD)  # x^4/12 + x^3/3
+    tail = _round_shift(_wrap16(cubic_and_quartic + x2), 1)  # x^4/24 + x^3/6 + x^2/2
+    return np.clip(_ONE_EIGHTH_EXP + _high_mul16(_ONE_EIGHTH_EXP, _wrap16(x + tail)), _INT16_MIN, _INT16_MAX)
+
+
+def _exp_on_negative(a: np.ndarray, integer_bits: int) -> np.ndarray:
+    """exp(a) for raws a <= 0 with `integer_bits` integer bits (at most 4), as Q0.15."""
+    fractional = 15 - integer_bits
+    quarter = 1 << (fractional - 2)
+    last_quarter = _wrap16((a & (quarter - 1)) - quarter)  # in [-1/4, 0); a = last_quarter - whole quarters
+    result = _exp_on_last_quarter(_rescale16(last_quarter, integer_bits, 0))
+    quarters = _wrap16(last_quarter - a)
+    for k, factor in _EXP_OF_POWERS:
+        if integer_bits > k:
+            result = np.where(quarters & (1 << (fractional + k)), _high_mul16(result, factor), result)
+    return np.where(a == 0, _INT16_MAX, result)
+
+
+def _newton_reciprocal(x: np.ndarray) -> np.ndarray:
+    """Q2.13 approximation of 2 / (1 + x) for Q0.15 raws x in [0, 1)."""
+    half_denominator = (x + _INT16_MAX + 1) >> 1  # (1 + x) / 2, rounded half up (the sum is never negative)
+    start, slope = _NEWTON_START
+    estimate = _wrap16(start + _high_mul16(half_denominator, slope))
+    for _ in range(3):
+        error = _wrap16(_ONE_Q2 - _high_mul16(half_denominator, estimate))
+        estimate = _wrap16(estimate + _rescale16(_high_mul16(estimate, error), 4, 2))
+    return estimate
 
 
 def _fixed_sigmoid(raw: np.ndarray, integer_bits: int) -> np.ndarray:
-    return _to_q15(sigmoid((raw / float(1 << (15 - integer_bits))).astype(np.float32)).astype(np.float64))
+    """The logistic of raws with `integer_bits` integer bits, as Q0.15 raws."""
+    positive = raw > 0
+    magnitude = np.where(positive, raw, _wrap16(-raw))
+    of_positive = _rescale16(_newton_reciprocal(_exp_on_negative(_wrap16(-magnitude), integer_bits)), 1, 0)
+    result = np.where(positive, of_positive, _wrap16(_INT16_MAX - of_positive))
+    return np.where(raw == 0, _HALF_Q0, result)
 
 
 def _fixed_tanh(raw: np.ndarray, integer_bits: int) -> np.ndarray:
-    return _to_q15(np.tanh(raw / float(1 << (15 - integer_bits))))
+    """The tanh of raws with `integer_bits` integer bits, as Q0.15 raws."""
+    negative = raw < 0
+    minus_magnitude = np.where(negative, raw, _wrap16(-raw))
+    # exp(-2|x|): the same raw read with one more integer bit is twice the value.
+    decay = _exp_on_negative(minus_magnitude, integer_bits + 1)
+    of_magnitude = _rescale16(_wrap16(_newton_reciprocal(decay) - _ONE_Q2), 2, 0)  # (1 - e) / (1 + e)
+    return np.where(raw == 0, 0, np.where(negative, _wrap16(-of_magnitude), of_magnitude))
+
+
+Q16_LSTM_REAL_GATES = define(
+    "q16_lstm_real_gates",
+    "execution",
+    "QUANTIZED_16BIT_LSTM computes its gates' logistic and tanh as the real functions rounded to Q0.15 instead of "
+    "the HAL reference's int16 fixed-point ones: a few steps of 2^-15 apart, which the forget gate scales by the "
+    "previous cell state past one step of 2^-11 when that is large (breaks O2 on the cell state output).",
+).name
+
+
+def _rounded_real(function: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray, int], np.ndarray]:
+    """A gate function as the real one rounded to Q0.15 (the fault's gates)."""
+
+    def gate(raw: np.ndarray, integer_bits: int) -> np.ndarray:
+        real = function(raw / float(1 << (15 - integer_bits)))
+        return np.clip(np.floor(real * (1 << 15) + 0.5), _INT16_MIN, _INT16_MAX).astype(np.int64)
+
+    return gate
 
 
 @kernel(OperationType.QUANTIZED_16BIT_LSTM, (OperandType.TENSOR_QUANT8_ASYMM,))
@@ -333,16 +436,19 @@ def quantized_16bit_lstm(call: OpCall) -> list[np.ndarray]:
     multiplier, shift = quantize_multipliers(np.array([w_scale / 128.0 * (1 << (15 - _GATE_BITS))]))
     gates = np.clip(requantize(acc, multiplier, shift), _INT16_MIN, _INT16_MAX)
     g_in, g_cell, g_forget, g_out = (gates[:, k * units : (k + 1) * units] for k in range(4))
-    input_gate = _fixed_sigmoid(g_in, _GATE_BITS)
-    modulation = _fixed_tanh(g_cell, _GATE_BITS)
-    forget_gate = _fixed_sigmoid(g_forget, _GATE_BITS)
-    output_gate = _fixed_sigmoid(g_out, _GATE_BITS)
+    logistic, tanh = _fixed_sigmoid, _fixed_tanh
+    if fault_active(call, Q16_LSTM_REAL_GATES):
+        logistic, tanh = _rounded_real(sigmoid), _rounded_real(np.tanh)
+    input_gate = logistic(g_in, _GATE_BITS)
+    modulation = tanh(g_cell, _GATE_BITS)
+    forget_gate = logistic(g_forget, _GATE_BITS)
+    output_gate = logistic(g_out, _GATE_BITS)
     # new_state = input * modulation (rescaled from 0 to 4 integer bits) + forget * prev_state, saturating.
     gated_input = _round_shift(_high_mul16(input_gate, modulation), _STATE_BITS)
     kept = _high_mul16(prev_state.data.astype(np.int64), forget_gate)
     state = np.clip(gated_input + kept, _INT16_MIN, _INT16_MAX)
     # tanh reads the state rescaled (saturating) to the gates' 3 integer bits.
     state_f3 = np.clip(state << (_STATE_BITS - _GATE_BITS), _INT16_MIN, _INT16_MAX)
-    activation = _high_mul16(output_gate, _fixed_tanh(state_f3, _GATE_BITS))
+    activation = _high_mul16(output_gate, tanh(state_f3, _GATE_BITS))
     output = np.clip(_round_shift(activation, 8), -128, 127) + 128
     return [state.astype(np.int16), output.astype(np.uint8)]

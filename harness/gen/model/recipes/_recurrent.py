@@ -239,7 +239,10 @@ def _quantized_16bit_lstm(d: OpDraw) -> None:
     bound = int(min(round(0.5 / bias_scale), 1 << 20))
     for k in range(4):
         d.weight(9 + k, (out,), quant=(bias_scale, 0), ints=(-bound, bound))
-    d.data(13, shape=(batch, out), quant=(2.0**-11, 0), real=(-2.0, 2.0))
+    # Now and then a cell state over the format's whole range [-16, 16): a large one scales the forget gate's last
+    # steps of 2^-15 up by as much as 16, where gates computed otherwise than the HAL's reference show.
+    cell = 16.0 if d.src.boolean() else 2.0
+    d.data(13, shape=(batch, out), quant=(2.0**-11, 0), real=(-cell, cell))
     d.data(14, shape=(batch, out), quant=io_quant, real=_S)
 
 

@@ -3,11 +3,14 @@ consistency laws between the single-step and sequence forms."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
 from driver_under_test.backends.numpy.kernels import lookup
-from driver_under_test.backends.numpy.kernels.lstm import _high_mul16, _round_shift
+from driver_under_test.backends.numpy.kernels.lstm import _fixed_sigmoid, _fixed_tanh, _high_mul16, _round_shift
 from driver_under_test.errors import DriverError
 from harness.hal import ErrorStatus, OperandType, OperationType
 from tests.driver.backends.numpy.kernels._vectors_b import call_of, case_params, output, run_and_check, scalar, tensor
@@ -122,3 +125,69 @@ def test_int16_fixed_point_product_and_rounding_shift() -> None:
     # 0.5 * 0.5 = 0.25 in Q15; -1 * -1 saturates to the largest Q15 value; 24 / 16 = 1.5 rounds to 2.
     assert _high_mul16(np.array([16384, -32768]), np.array([16384, -32768])).tolist() == [8192, 32767]
     assert _round_shift(np.array([24, -24, 23]), 4).tolist() == [2, -2, 1]
+
+
+def _round_away(x: Fraction) -> int:
+    """Round to nearest, ties away from zero (the HAL reference's rounding of products and shifts)."""
+    magnitude = int(abs(x) + Fraction(1, 2))
+    return magnitude if x >= 0 else -magnitude
+
+
+def test_quantized_16bit_lstm_follows_the_reference_fixed_point_gates() -> None:
+    # A differential campaign found numpy's cell state 396 against LiteRT's 394 on this step (one unit, input size
+    # 3). The HAL's reference computes the gates' logistic and tanh in int16 fixed point (gemmlowp's functions, as
+    # the conformance vectors do); the kernel had rounded the real functions instead, a few Q15 steps away, which
+    # moved the cell state by two steps of 2^-11. The expected values are worked out here step by step.
+    q8 = T.TENSOR_QUANT8_ASYMM
+    w_scale = 0.003921670373529196
+    x, h, c = [8, 133, 23], [235], [2294]
+    input_weights = [[92, 198, 143], [17, 44, 34], [202, 199, 84], [186, 29, 204]]  # gates i, f, g, o
+    recurrent_weights = [[195], [155], [211], [254]]
+    biases = [-15086, -15010, -5827, -12547]
+
+    # Gate pre-activations in Q3.12: each row [recurrent weights, input weights] (the conformance vectors' layout)
+    # times [input, previous output], plus the bias, scaled by 4096 * bias scale with the reference's two roundings.
+    multiplier = Fraction(4096) * Fraction(w_scale) / 128
+    mantissa, exponent = np.frexp(float(multiplier))
+    m = _round_away(Fraction(mantissa) * 2**31)
+    concat = [v - 128 for v in x + h]
+    pre = []
+    for k in range(4):
+        acc = biases[k] + sum(a * (w - 128) for a, w in zip(concat, recurrent_weights[k] + input_weights[k]))
+        pre.append(_round_away(Fraction(_round_away(Fraction(acc * m, 2**31)), 2 ** -int(exponent))))
+    assert pre == [-3646, -2515, -3461, -1111]
+    # The reference's fixed-point logistic and tanh of those (Q0.15), and how far they are from the real functions
+    # rounded, which the kernel used to give (9538, 11506, -22559, 14176).
+    gates = [9539, 11503, -22564, 14171]
+    logistic = [1 / (1 + math.exp(-p / 4096)) for p in pre]
+    real = [logistic[0], logistic[1], math.tanh(pre[2] / 4096), logistic[3]]
+    assert all(0 < abs(g - r * 32768) < 8 for g, r in zip(gates, real))
+    assert _fixed_sigmoid(np.array([pre[0], pre[1], pre[3]]), 3).tolist() == [gates[0], gates[1], gates[3]]
+    assert _fixed_tanh(np.array([pre[2]]), 3).tolist() == [gates[2]]
+    # c' = i * g (rescaled from 0 to 4 integer bits) + f * c, in steps of 2^-11.
+    i_gate, f_gate, g_gate, o_gate = gates
+    cell = _round_away(Fraction(_round_away(Fraction(i_gate * g_gate, 2**15)), 16)) + _round_away(
+        Fraction(f_gate * c[0], 2**15)
+    )
+    assert cell == 394
+    # h = o * tanh(c' read with 3 integer bits); tanh(788 / 4096) in the reference's fixed point is 6228.
+    assert _fixed_tanh(np.array([2 * cell]), 3).tolist() == [6228]
+    hidden = _round_away(Fraction(_round_away(Fraction(o_gate * 6228, 2**15)), 256)) + 128
+
+    inputs = [tensor([x], q8, 1 / 128, 128)]
+    inputs += [tensor([row], q8, w_scale, 128) for row in input_weights]
+    inputs += [tensor([row], q8, w_scale, 128) for row in recurrent_weights]
+    inputs += [tensor([b], T.TENSOR_INT32, w_scale / 128) for b in biases]
+    inputs += [tensor([c], T.TENSOR_QUANT16_SYMM, 2.0**-11), tensor([h], q8, 1 / 128, 128)]
+    outputs = [output(T.TENSOR_QUANT16_SYMM, 2.0**-11), output(q8, 1 / 128, 128)]
+    state, out = lookup(OperationType.QUANTIZED_16BIT_LSTM).fn(call_of(inputs, outputs))
+    assert state.tolist() == [[cell]]
+    assert out.tolist() == [[hidden]]
+
+
+def test_fixed_point_gate_functions_stay_close_to_the_real_ones() -> None:
+    # Within a few Q15 steps, as the reference's approximations are (not monotonic at that scale, hence no more).
+    raw = np.arange(-(1 << 15), 1 << 15)
+    logistic, tanh = _fixed_sigmoid(raw, 3), _fixed_tanh(raw, 3)
+    assert np.abs(logistic - 32768 / (1 + np.exp(-raw / 4096))).max() < 8
+    assert np.abs(tanh - 32768 * np.tanh(raw / 4096)).max() < 13
