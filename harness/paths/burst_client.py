@@ -96,6 +96,11 @@ class SlotCallback(BurstCallback):
         with self._lock:
             return self._by_memory.get(id(memory))
 
+    def slots(self) -> set[int]:
+        """The slots that getMemories answers now (each holds a memory until it is forgotten)."""
+        with self._lock:
+            return set(self._memories)
+
     def known(self) -> set[int]:
         """The ids of the memories that have a slot."""
         with self._lock:

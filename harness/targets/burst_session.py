@@ -210,9 +210,9 @@ class BurstModel:
             del self.packets[key]
 
     def known_slots(self, client: BurstClient) -> list[int]:
-        """The slots the client's callback hands out for this model's memories."""
-        slots = (client.callback.slot_of(m) for m in [*self.live_request.memories, *self.retired])
-        return sorted({s for s in slots if s is not None})
+        """The slots the client's callback answers getMemories for: this case's memories and any an earlier case on
+        the same kept burst left there (a packet naming one of those is one the driver can serve)."""
+        return sorted(client.callback.slots())
 
     def close_clients(self) -> None:
         """Close every kept burst and the memories only they still referred to."""
