@@ -32,7 +32,15 @@ from harness.ops._nn_util import (
     tensor,
     to_nhwc,
 )
-from harness.ops.common import ExecutionError, define, from_real, round_half_away, same_quant_as_input, to_real
+from harness.ops.common import (
+    ExecutionError,
+    InvalidParameter,
+    define,
+    from_real,
+    round_half_away,
+    same_quant_as_input,
+    to_real,
+)
 from harness.ops.registry import KernelContext, ShapeContext, Signature
 
 f32 = np.float32
@@ -99,7 +107,10 @@ def _resize_kernel(
         if align and half:
             raise ExecutionError("align_corners and half_pixel_centers cannot both be true")
         size = output_size(Inputs(ctx))
-        assert size is not None
+        if size is None or min(size) <= 0:
+            # A size given at run time (or one a scale makes of an input without height or width) that is not
+            # positive: an invalid argument, as a stride of 0 is.
+            raise InvalidParameter(f"output size {size} is not positive")
         x = to_nhwc(to_real(ctx.inputs[0], ctx.input_operands[0]), nchw)
         out = interpolate(x, size[0], size[1], align, half)
         return [from_real(from_nhwc(out, nchw), ctx.output_operands[0])]

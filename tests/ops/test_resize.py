@@ -63,3 +63,15 @@ def test_align_corners_and_half_pixel_centers_exclude_each_other():
     inputs = [given_tensor(T.TENSOR_FLOAT32, np.zeros((1, 2, 2, 1))), given_scalar(T.INT32, 3),
               given_scalar(T.INT32, 3), *[given_scalar(T.BOOL, v) for v in (False, True, True)]]
     assert signature_violations(Op.RESIZE_BILINEAR, inputs, [output(T.TENSOR_FLOAT32)])
+
+
+def test_an_output_size_given_at_run_time_that_is_not_positive_is_an_invalid_argument():
+    import pytest
+
+    from harness.ops.common import InvalidParameter
+
+    x = np.ones((1, 2, 2, 1), dtype=np.float32)
+    for op in (Op.RESIZE_BILINEAR, Op.RESIZE_NEAREST_NEIGHBOR):
+        for width, height in ((-743, 3), (0, 3), (3, 0)):
+            with pytest.raises(InvalidParameter):
+                resize(op, x, width, height)
