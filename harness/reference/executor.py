@@ -7,6 +7,7 @@ form with their actual shapes, and a message when the status is not NONE. It tru
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -84,7 +85,7 @@ def run_model(
     """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
 
     `perturbation` (in units of the result type's epsilon, signed) nudges every float result of every operation,
-    every float tensor the model is given (main's inputs, constants) element by element with alternating signs,
+    every float tensor the model is given (main's inputs, constants) element by element (1 to 3 epsilons, scattered),
     and values about to be quantized by QUANTIZATION_NUDGE_PER_STEP per unit: a probe of whether the outputs are
     stable under the per-step rounding differences any correct implementation may have. `lean` (in quantization
     steps, signed) is added to every value about to be quantized: the rounding-bias probe (harness.oracle.bias).
@@ -371,16 +372,29 @@ def _input_value(
     return array
 
 
+def _scattered_steps(n: int) -> np.ndarray:
+    """n nudges of 1 to 3 epsilons up or down, the same for every call (a seeded draw)."""
+    return np.random.default_rng(_NUDGE_SEED).choice(_NUDGE_STEPS, size=n).astype(np.float64)
+
+
+# Magnitudes as well as signs vary, so that even rows of two elements get distinct nudges (with signs alone, four
+# patterns: equal rows of a weight matrix would often stay equal).
+_NUDGE_STEPS = np.array([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0])
+_NUDGE_SEED = 20261127
+_SCATTERED_STEPS = functools.lru_cache(maxsize=64)(_scattered_steps)
+
+
 def _nudged_given(value: np.ndarray | None, perturbation: int) -> np.ndarray | None:
-    """A given float tensor with each element moved by `perturbation` epsilons, the sign alternating from element
-    to element (scalars and other types unchanged)."""
-    # A uniform nudge scales a tensor, which normalizations and ratios cancel; alternating signs show an output that
+    """A given float tensor with each element moved by `perturbation` times 1 to 3 epsilons, up or down, by a fixed
+    scattered pattern (scalars and other types unchanged)."""
+    # A uniform nudge scales a tensor, which normalizations and ratios cancel; scattered nudges show an output that
     # depends on differences of nearly equal values (a layer normalization of equal gates), where the rounding of
-    # any float implementation's first step already moves it beyond the tolerance.
+    # any float implementation's first steps already moves it beyond the tolerance. The pattern must not repeat
+    # with a row (alternating signs do, over rows of even width, and leave equal rows equal).
     if value is None or value.dtype.kind != "f" or value.ndim == 0 or value.size == 0:
         return value
-    signs = np.where(np.arange(value.size) % 2 == 0, 1.0, -1.0).reshape(value.shape)
-    return (value * (1.0 + perturbation * np.finfo(value.dtype).eps * signs)).astype(value.dtype)
+    steps = _SCATTERED_STEPS(value.size).reshape(value.shape)
+    return (value * (1.0 + perturbation * np.finfo(value.dtype).eps * steps)).astype(value.dtype)
 
 
 def _stored(operand: Operand, result: np.ndarray) -> np.ndarray:
