@@ -34,6 +34,7 @@ from harness.ops._nn_util import (
 )
 from harness.ops.common import (
     ExecutionError,
+    UnspecifiedResult,
     fixed_output_quant,
     from_real,
     round_half_away,
@@ -194,8 +195,13 @@ def box_with_nms_limit_kernel(ctx: KernelContext) -> list[np.ndarray]:
     max_detections, kernel = int(ctx.scalar(4)), int(ctx.scalar(5))
     iou_threshold, sigma, nms_threshold = (float(ctx.scalar(i)) for i in (6, 7, 8))
     classes = scores.shape[1] if scores.ndim == 2 else 0
+    groups = batch_groups(batches)
+    if len({b for b, _ in groups}) < len(groups):
+        # types.hal requires boxes with the same batch index to be grouped together and says nothing of an input
+        # that breaks it: a driver may group by runs or by value, so the result is not judged.
+        raise UnspecifiedResult("BOX_WITH_NMS_LIMIT boxes of one batch index are not grouped together")
     out_scores, out_boxes, out_classes, out_batches = [], [], [], []
-    for b, rows in batch_groups(batches):
+    for b, rows in groups:
         found = []
         for c in range(1, classes):
             candidates = [i for i in rows if scores[i, c] > score_threshold]
@@ -235,11 +241,20 @@ def _nms_signatures() -> list[Signature]:
     sigs = []
     for score_t, box_t, version in ((F32, F32, V12), (F16, F16, V12), (Q8, Q16A, V12), (Q8S, Q16A, V13)):
         s = _float_scalar_type(score_t)
-        ins = (tensor("scores", score_t, 2), tensor("boxes", box_t, 2), tensor("batches", I32, 1),
-               *scalars("score_threshold", t=s), *scalars("max_detections", "nms_kernel"),
-               *scalars("iou_threshold", "sigma", "nms_score_threshold", t=s))
-        outs = (tensor("out_scores", score_t, 1), tensor("out_boxes", box_t, 2), tensor("out_classes", I32, 1),
-                tensor("out_batches", I32, 1))
+        ins = (
+            tensor("scores", score_t, 2),
+            tensor("boxes", box_t, 2),
+            tensor("batches", I32, 1),
+            *scalars("score_threshold", t=s),
+            *scalars("max_detections", "nms_kernel"),
+            *scalars("iou_threshold", "sigma", "nms_score_threshold", t=s),
+        )
+        outs = (
+            tensor("out_scores", score_t, 1),
+            tensor("out_boxes", box_t, 2),
+            tensor("out_classes", I32, 1),
+            tensor("out_batches", I32, 1),
+        )
 
         def check(ctx: ShapeContext) -> list[str]:
             return _quant_box_check(1)(ctx) + same_quant_as_input(0, 0)(ctx) + same_quant_as_input(1, 1)(ctx)
@@ -452,13 +467,23 @@ def _roi_signatures(align: bool) -> list[Signature]:
 
 def _proposal_signatures() -> list[Signature]:
     sigs = []
-    for t, anchor_t, info_t, version in ((F32, F32, F32, V12), (F16, F16, F16, V12), (Q8, Q16S, Q16A, V12),
-                                         (Q8S, Q16S, Q16A, V13)):
+    for t, anchor_t, info_t, version in (
+        (F32, F32, F32, V12),
+        (F16, F16, F16, V12),
+        (Q8, Q16S, Q16A, V12),
+        (Q8S, Q16S, Q16A, V13),
+    ):
         s = _float_scalar_type(t)
-        ins = (tensor("scores", t, 4), tensor("deltas", t, 4), tensor("anchors", anchor_t, 2),
-               tensor("image_info", info_t, 2), *scalars("height_ratio", "width_ratio", t=s),
-               *scalars("pre_nms_max", "post_nms_max"), *scalars("iou_threshold", "min_size", t=s),
-               *scalars("nchw", t=BOOL))
+        ins = (
+            tensor("scores", t, 4),
+            tensor("deltas", t, 4),
+            tensor("anchors", anchor_t, 2),
+            tensor("image_info", info_t, 2),
+            *scalars("height_ratio", "width_ratio", t=s),
+            *scalars("pre_nms_max", "post_nms_max"),
+            *scalars("iou_threshold", "min_size", t=s),
+            *scalars("nchw", t=BOOL),
+        )
         outs = (tensor("out_scores", t, 1), tensor("out_boxes", info_t, 2), tensor("out_batches", I32, 1))
         sigs.append(Signature(ins, outs, None, version, same_quant_as_input(0, 0)))
     return sigs
@@ -541,12 +566,22 @@ def _postprocessing_signatures() -> list[Signature]:
     sigs = []
     for t in (F32, F16):
         s = _float_scalar_type(t)
-        ins = (tensor("scores", t, 3), tensor("deltas", t, 3), tensor("anchors", t, 2),
-               *scalars("y_scale", "x_scale", "h_scale", "w_scale", t=s), *scalars("regular_nms", t=BOOL),
-               *scalars("max_detections", "max_classes_per_detection", "max_detections_per_class"),
-               *scalars("score_threshold", "iou_threshold", t=s), *scalars("include_background", t=BOOL))
-        outs = (tensor("out_scores", t, 2), tensor("out_boxes", t, 3), tensor("out_classes", I32, 2),
-                tensor("num_detections", I32, 1))
+        ins = (
+            tensor("scores", t, 3),
+            tensor("deltas", t, 3),
+            tensor("anchors", t, 2),
+            *scalars("y_scale", "x_scale", "h_scale", "w_scale", t=s),
+            *scalars("regular_nms", t=BOOL),
+            *scalars("max_detections", "max_classes_per_detection", "max_detections_per_class"),
+            *scalars("score_threshold", "iou_threshold", t=s),
+            *scalars("include_background", t=BOOL),
+        )
+        outs = (
+            tensor("out_scores", t, 2),
+            tensor("out_boxes", t, 3),
+            tensor("out_classes", I32, 2),
+            tensor("num_detections", I32, 1),
+        )
         sigs.append(Signature(ins, outs, None, V12))
     return sigs
 

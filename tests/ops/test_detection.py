@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.hal import OperandType as T
 from harness.hal import OperationType as Op
+from harness.ops.common import UnspecifiedResult
 from harness.ops.detection import iou
 from tests.ops._vectors_b import given_scalar, given_tensor, output, run_op
 
@@ -23,8 +25,12 @@ def test_iou_by_hand():
 
 def test_bbox_transform_with_zero_deltas_returns_the_clipped_rois():
     rois = np.array([[1, 2, 5, 6], [-3, 0, 4, 20]], dtype=np.float32)
-    inputs = [given_tensor(F32, rois), given_tensor(F32, np.zeros((2, 8))), given_tensor(T.TENSOR_INT32, [0, 0]),
-              given_tensor(F32, [[10.0, 8.0]])]
+    inputs = [
+        given_tensor(F32, rois),
+        given_tensor(F32, np.zeros((2, 8))),
+        given_tensor(T.TENSOR_INT32, [0, 0]),
+        given_tensor(F32, [[10.0, 8.0]]),
+    ]
     (y,) = run_op(Op.AXIS_ALIGNED_BBOX_TRANSFORM, inputs, [output(F32)])
     clipped = [[1, 2, 5, 6], [0, 0, 4, 10]]
     np.testing.assert_array_equal(y, np.concatenate([clipped, clipped], axis=1))
@@ -33,11 +39,18 @@ def test_bbox_transform_with_zero_deltas_returns_the_clipped_rois():
 def test_hard_nms_keeps_one_of_two_identical_boxes_per_class():
     scores = np.array([[0.0, 0.9], [0.0, 0.8], [0.0, 0.7]], dtype=np.float32)
     boxes = np.array([[0, 0, 0, 0, 0, 0, 2, 2], [0, 0, 0, 0, 0, 0, 2, 2], [0, 0, 0, 0, 5, 5, 6, 6]], dtype=np.float32)
-    inputs = [given_tensor(F32, scores), given_tensor(F32, boxes), given_tensor(T.TENSOR_INT32, [0, 0, 0]),
-              given_scalar(T.FLOAT32, 0.1), given_scalar(T.INT32, -1), given_scalar(T.INT32, 0),
-              *[given_scalar(T.FLOAT32, v) for v in (0.5, 1.0, 0.1)]]
-    out_scores, out_boxes, classes, batches = run_op(Op.BOX_WITH_NMS_LIMIT, inputs, [output(F32), output(F32),
-                                                     output(T.TENSOR_INT32), output(T.TENSOR_INT32)])
+    inputs = [
+        given_tensor(F32, scores),
+        given_tensor(F32, boxes),
+        given_tensor(T.TENSOR_INT32, [0, 0, 0]),
+        given_scalar(T.FLOAT32, 0.1),
+        given_scalar(T.INT32, -1),
+        given_scalar(T.INT32, 0),
+        *[given_scalar(T.FLOAT32, v) for v in (0.5, 1.0, 0.1)],
+    ]
+    out_scores, out_boxes, classes, batches = run_op(
+        Op.BOX_WITH_NMS_LIMIT, inputs, [output(F32), output(F32), output(T.TENSOR_INT32), output(T.TENSOR_INT32)]
+    )
     np.testing.assert_allclose(out_scores, [0.9, 0.7])
     np.testing.assert_array_equal(out_boxes, [[0, 0, 2, 2], [5, 5, 6, 6]])
     assert classes.tolist() == [1, 1] and batches.tolist() == [0, 0]
@@ -45,17 +58,27 @@ def test_hard_nms_keeps_one_of_two_identical_boxes_per_class():
 
 def roi_inputs(op: Op, value: float, rois: np.ndarray) -> list:
     feat = np.full((1, 6, 6, 2), value, dtype=np.float32)
-    inputs = [given_tensor(F32, feat), given_tensor(F32, rois), given_tensor(T.TENSOR_INT32, [0] * len(rois)),
-              given_scalar(T.INT32, 2), given_scalar(T.INT32, 3), given_scalar(T.FLOAT32, 1.0),
-              given_scalar(T.FLOAT32, 1.0)]
+    inputs = [
+        given_tensor(F32, feat),
+        given_tensor(F32, rois),
+        given_tensor(T.TENSOR_INT32, [0] * len(rois)),
+        given_scalar(T.INT32, 2),
+        given_scalar(T.INT32, 3),
+        given_scalar(T.FLOAT32, 1.0),
+        given_scalar(T.FLOAT32, 1.0),
+    ]
     if op == Op.ROI_ALIGN:
         inputs += [given_scalar(T.INT32, 0), given_scalar(T.INT32, 2)]
     return inputs + [given_scalar(T.BOOL, False)]
 
 
 @FAST
-@given(value=st.floats(-100, 100, width=32), op=st.sampled_from([Op.ROI_ALIGN, Op.ROI_POOLING]),
-       corner=st.tuples(st.floats(0, 2), st.floats(0, 2)), size=st.tuples(st.floats(0.5, 3), st.floats(0.5, 3)))
+@given(
+    value=st.floats(-100, 100, width=32),
+    op=st.sampled_from([Op.ROI_ALIGN, Op.ROI_POOLING]),
+    corner=st.tuples(st.floats(0, 2), st.floats(0, 2)),
+    size=st.tuples(st.floats(0.5, 3), st.floats(0.5, 3)),
+)
 def test_roi_ops_on_a_constant_feature_map_return_the_constant(value, op, corner, size):
     rois = np.array([[corner[0], corner[1], corner[0] + size[0], corner[1] + size[1]]], dtype=np.float32)
     (y,) = run_op(op, roi_inputs(op, value, rois), [output(F32)])
@@ -76,10 +99,17 @@ def test_heatmap_keypoint_of_a_symmetric_peak_is_the_cell_centre():
 def test_detection_postprocessing_zero_deltas_return_the_anchor_boxes():
     scores = np.array([[[0.0, 0.9], [0.0, 0.1]]], dtype=np.float32)
     anchors = np.array([[1.0, 2.0, 2.0, 4.0], [10.0, 10.0, 2.0, 2.0]], dtype=np.float32)
-    inputs = [given_tensor(F32, scores), given_tensor(F32, np.zeros((1, 2, 4))), given_tensor(F32, anchors),
-              *[given_scalar(T.FLOAT32, 1.0) for _ in range(4)], given_scalar(T.BOOL, False),
-              *[given_scalar(T.INT32, v) for v in (3, 1, 1)], given_scalar(T.FLOAT32, 0.0),
-              given_scalar(T.FLOAT32, 0.5), given_scalar(T.BOOL, False)]
+    inputs = [
+        given_tensor(F32, scores),
+        given_tensor(F32, np.zeros((1, 2, 4))),
+        given_tensor(F32, anchors),
+        *[given_scalar(T.FLOAT32, 1.0) for _ in range(4)],
+        given_scalar(T.BOOL, False),
+        *[given_scalar(T.INT32, v) for v in (3, 1, 1)],
+        given_scalar(T.FLOAT32, 0.0),
+        given_scalar(T.FLOAT32, 0.5),
+        given_scalar(T.BOOL, False),
+    ]
     outs = [output(F32), output(F32), output(T.TENSOR_INT32), output(T.TENSOR_INT32)]
     out_scores, boxes, classes, count = run_op(Op.DETECTION_POSTPROCESSING, inputs, outs)
     np.testing.assert_allclose(out_scores, [[0.9, 0.1, 0.0]], rtol=1e-6)
@@ -96,3 +126,29 @@ def test_roi_pooling_rounds_box_corners_half_away_from_zero():
     inputs[0] = given_tensor(F32, feat)
     (y,) = run_op(Op.ROI_POOLING, inputs, [output(F32)])
     np.testing.assert_array_equal(y[0, 0, :, 0], [1.0, 2.0, 3.0])
+
+
+def test_nms_of_boxes_whose_batch_indices_are_not_grouped_is_not_judged():
+    # types.hal: boxes with the same batch index are grouped together; [0, 5, 0] breaks that, so grouping by runs
+    # (the reference's reading) and by value (another driver's) are both answers the HAL allows.
+    scores = np.array([[0.0, 0.9], [0.0, 0.8], [0.0, 0.7]], dtype=np.float32)
+    boxes = np.array([[0, 0, 0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 2, 2, 3, 3], [0, 0, 0, 0, 5, 5, 6, 6]], dtype=np.float32)
+
+    def nms(batch_index: list[int]) -> list:
+        inputs = [
+            given_tensor(F32, scores),
+            given_tensor(F32, boxes),
+            given_tensor(T.TENSOR_INT32, batch_index),
+            given_scalar(T.FLOAT32, 0.1),
+            given_scalar(T.INT32, -1),
+            given_scalar(T.INT32, 0),
+            *[given_scalar(T.FLOAT32, v) for v in (0.5, 1.0, 0.1)],
+        ]
+        return run_op(
+            Op.BOX_WITH_NMS_LIMIT, inputs, [output(F32), output(F32), output(T.TENSOR_INT32), output(T.TENSOR_INT32)]
+        )
+
+    with pytest.raises(UnspecifiedResult):
+        nms([0, 5, 0])
+    # Grouped indices, even descending or negative, are still judged.
+    assert nms([5, 5, -2])[3].tolist() == [5, 5, -2]
