@@ -554,7 +554,15 @@ def _transform(boxes: np.ndarray, deltas: np.ndarray, img_h: float, img_w: float
 
 def _big_enough(box: np.ndarray, min_size: float, img_h: float, img_w: float) -> bool:
     width, height = box[2] - box[0], box[3] - box[1]
-    return bool(width >= min_size and height >= min_size and box[0] + width / 2 < img_w and box[1] + height / 2 < img_h)
+    if not (width >= min_size and height >= min_size):
+        return False
+    if box[0] + width / 2 < img_w and box[1] + height / 2 < img_h:
+        return True
+    # A box as large as min_size whose centre is not inside the image: after clipping, only a box of no extent on
+    # the image's far edge, or any box of an image of no size. The HAL names the min_size filter only; the
+    # implementations this filter comes from also drop boxes centred outside the image. Which one a driver follows
+    # is not something the HAL decides.
+    raise UnspecifiedResult("GENERATE_PROPOSALS box whose centre is not inside the image")
 
 
 def proposals_shape(ctx: ShapeContext) -> list[tuple[int, ...]]:

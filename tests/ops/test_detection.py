@@ -152,3 +152,17 @@ def test_nms_of_boxes_whose_batch_indices_are_not_grouped_is_not_judged():
         nms([0, 5, 0])
     # Grouped indices, even descending or negative, are still judged.
     assert nms([5, 5, -2])[3].tolist() == [5, 5, -2]
+
+
+def test_a_proposal_centred_outside_the_image_is_not_judged():
+    # The HAL's GENERATE_PROPOSALS names the min_size filter only; a box passing it whose centre is not inside the
+    # image (a box of no extent on the far edge, any box of a 0 x 0 image) is kept by some implementations, dropped
+    # by others.
+    from harness.ops.detection import _big_enough
+
+    assert _big_enough(np.array([0.0, 0.0, 2.0, 2.0]), 1.0, 4.0, 4.0)
+    assert not _big_enough(np.array([0.0, 0.0, 0.5, 2.0]), 1.0, 4.0, 4.0)
+    with pytest.raises(UnspecifiedResult):
+        _big_enough(np.array([0.0, 0.0, 0.0, 0.0]), 0.0, 0.0, 0.0)
+    with pytest.raises(UnspecifiedResult):
+        _big_enough(np.array([4.0, 1.0, 4.0, 2.0]), 0.0, 4.0, 4.0)
