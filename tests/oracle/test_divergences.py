@@ -193,3 +193,21 @@ def test_a_constant_dequantize_whose_xnnpack_runtime_is_set_up_shows_wrong_value
     case.close()
     fed = model_from_json(_constant_dequantize_beside_a_rescaling_maximum({"lifetime": "SUBGRAPH_INPUT"})["model"])
     assert matching(Sighting("ai-edge-litert", "xnnpack", fed, _wrong("DEQUANTIZE", "accuracy.float32"))) is None
+
+
+_RELUISH_OVERFLOW = 2**31 * 3 / 256  # the input scale from which the relu6 multiplier's exponent is 32
+
+
+@pytest.mark.parametrize(("scale", "shown"), [(_RELUISH_OVERFLOW * 0.99999, False), (_RELUISH_OVERFLOW, True)])
+def test_hard_swish_reluish_overflow_shows_and_matches_from_its_threshold_scale_on(scale: float, shown: bool) -> None:
+    divergence = DIVERGENCES["litert-hard-swish-reluish-shift-overflow"]
+    example = {**divergence.example, "model": {**divergence.example["model"]}}
+    operands = example["model"]["operands"]
+    example["model"]["operands"] = [{**operands[0], "scale": scale}, {**operands[1], "scale": scale / 2}]
+    case = case_of(example)
+    verdict = TARGETS["execution"].run(case, create_device("driver_under_test:create_litert_reference_device"))
+    assert verdict.ok is not shown, (verdict.rule, verdict.details)
+    model = case.materialized().model
+    found = matching(Sighting("ai-edge-litert", "reference", model, _wrong("HARD_SWISH")))
+    assert (found is divergence) is shown
+    case.close()
