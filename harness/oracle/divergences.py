@@ -227,9 +227,15 @@ register(
         condition="a DEQUANTIZE of a constant tensor, on an interpreter with the XNNPACK delegate",
         hal="DEQUANTIZE: output = (input - zeroPoint) * scale for every element; an execution of a valid model "
         "the device prepared succeeds (D5)",
-        behaviour="the first invoke of the interpreter fails ('failed to setup XNNPACK runtime'); later invokes of "
-        "the same interpreter succeed with the right values",
-        matches=lambda s: s.verdict.rule in _STATUS_RULES and _constant_input(s.model, OperationType.DEQUANTIZE),
+        behaviour="the delegate never writes that DEQUANTIZE's output: when it is alone in the delegate's "
+        "partition the first invoke fails ('failed to setup XNNPACK runtime'; later invokes of the same interpreter "
+        "succeed with the right values); when the partition holds other nodes (e.g. a QUANTIZE rescaling another "
+        "operation's input) every invoke succeeds and the output holds whatever its buffer held, in the shape the "
+        "model declared (a tensor of unknown rank stays a scalar)",
+        matches=lambda s: (
+            (s.verdict.rule in _STATUS_RULES or _wrong_values_at(s, OperationType.DEQUANTIZE.name))
+            and _constant_input(s.model, OperationType.DEQUANTIZE)
+        ),
     )
 )
 
@@ -439,6 +445,31 @@ register(
 )
 
 
+# hard_swish.h keeps the relu6 factor on 16 bits in steps of 3/32768, reached from the input scale over 128 by this
+# multiplier; QuantizeMultiplier splits it into a fraction in [0.5, 1) and an exponent.
+_HIRES_STEPS, _RELUISH_STEP = np.float32(128.0), np.float32(3.0 / 32768.0)
+
+
+def _reluish_shift_overflows(scale: float) -> bool:
+    """The relu6 multiplier of a quantized HARD_SWISH of this input scale, computed in float32 as the kernel does,
+    has an exponent of 32 or more (it is at least 2^31): the kernel's left shift by exponent - 1 overflows int."""
+    with np.errstate(over="ignore"):
+        multiplier = float((np.float32(scale) / _HIRES_STEPS) / _RELUISH_STEP)
+    return multiplier >= 2.0**31
+
+
+def _hard_swish_reluish_overflow(s: Sighting) -> bool:
+    """Wrong values at a quantized HARD_SWISH of main whose input scale is at least 2^31 * 3 / 256."""
+    if not _wrong_values_at(s, OperationType.HARD_SWISH.name):
+        return False
+    main = s.model.main
+    for op in main.operations:
+        source = main.operands[op.inputs[0]] if op.type == OperationType.HARD_SWISH else None
+        if source is not None and source.type in _QUANT8 and _reluish_shift_overflows(source.scale):
+            return True
+    return False
+
+
 _RELU_UPPER_BOUNDS = {OperationType.RELU1: 1.0, OperationType.RELU6: 6.0}
 _QUANT8 = frozenset({OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED})
 
@@ -540,5 +571,25 @@ register(
         "as constants (IsConstantTensor), so it points that output at the IF's output buffer and invokes the "
         "branch, which writes nothing: the IF's output holds whatever its buffer held",
         matches=_if_branch_output_folded,
+    )
+)
+
+
+register(
+    Divergence(
+        id="litert-hard-swish-reluish-shift-overflow",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.HARD_SWISH,
+        nature="bug",
+        condition="quantized HARD_SWISH whose input scale is at least 2^31 * 3 / 256 (about 2.5e7): the multiplier "
+        "from the input scale over 128 to the relu6 factor's step of 3/32768 has an exponent of 32 or more",
+        hal="HARD_SWISH: output = input * relu6(input + 3) / 6 (for inputs of these scales: the input itself above "
+        "zero, 0 below), quantized into the output's scale and zero point",
+        behaviour="hard_swish.h SaturatingLeftShift multiplies by (1 << amount) with amount = exponent - 1: at 31 "
+        "that int overflows to -2^31 and flips the sign (beyond it the shift is undefined), so the relu6 factor "
+        "saturates the wrong way: positive inputs give 0 (the output zero point) and negative inputs give the "
+        "input itself; the XNNPACK delegate leaves the operator to the same kernel",
+        matches=_hard_swish_reluish_overflow,
     )
 )

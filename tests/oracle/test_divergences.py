@@ -155,3 +155,59 @@ def test_if_branch_folded_mul_needs_a_branch_output_computed_from_constants_only
         referenced.append({**branch, "operands": operands, "inputIndexes": [0]})
     fed = model_from_json({**model_json, "referenced": referenced})
     assert matching(Sighting("ai-edge-litert", "reference", fed, _wrong("IF", "accuracy.int32"))) is None
+
+
+def _constant_dequantize_beside_a_rescaling_maximum(first: dict) -> dict:
+    """A DEQUANTIZE of `first` (a constant or an input) beside a MAXIMUM whose operands' scales differ (the
+    translation rescales them, so the XNNPACK partition holds more than the DEQUANTIZE)."""
+    tensor = {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [1, 2], "zeroPoint": 0}
+    model = {
+        "operands": [
+            {"type": "TENSOR_QUANT8_SYMM", "dimensions": [3], "scale": 0.125, "zeroPoint": 0, **first},
+            {"type": "TENSOR_FLOAT32", "dimensions": [3], "lifetime": "SUBGRAPH_OUTPUT"},
+            {**tensor, "scale": 0.125, "lifetime": "SUBGRAPH_INPUT"},
+            {**tensor, "scale": 0.0625, "lifetime": "SUBGRAPH_INPUT"},
+            {**tensor, "scale": 0.03125, "lifetime": "SUBGRAPH_OUTPUT"},
+        ],
+        "operations": [
+            {"type": "DEQUANTIZE", "inputs": [0], "outputs": [1]},
+            {"type": "MAXIMUM", "inputs": [2, 3], "outputs": [4]},
+        ],
+        "inputIndexes": [2, 3] if first["lifetime"] == "CONSTANT_COPY" else [0, 2, 3],
+        "outputIndexes": [1, 4],
+    }
+    inputs = [{"dimensions": [1, 2], "value": [1, 2]}, {"dimensions": [1, 2], "value": [3, -1]}]
+    if first["lifetime"] != "CONSTANT_COPY":
+        inputs.insert(0, {"dimensions": [3], "value": [1, -2, 3]})
+    return {"model": model, "inputs": inputs}
+
+
+def test_a_constant_dequantize_whose_xnnpack_runtime_is_set_up_shows_wrong_values_of_that_divergence() -> None:
+    # With another node in the delegate's partition its runtime is set up, and the DEQUANTIZE output is never
+    # written: the same bug as the failed first invoke, seen as values.
+    case = case_of(_constant_dequantize_beside_a_rescaling_maximum({"lifetime": "CONSTANT_COPY", "value": [1, -2, 3]}))
+    verdict = TARGETS["execution"].run(case, create_device("driver_under_test:create_litert_xnnpack_device"))
+    assert (verdict.rule, verdict.locus) == ("accuracy.float32", "DEQUANTIZE")
+    sighting = Sighting("ai-edge-litert", "xnnpack", case.materialized().model, verdict)
+    assert matching(sighting) is DIVERGENCES["litert-xnnpack-constant-dequantize"]
+    case.close()
+    fed = model_from_json(_constant_dequantize_beside_a_rescaling_maximum({"lifetime": "SUBGRAPH_INPUT"})["model"])
+    assert matching(Sighting("ai-edge-litert", "xnnpack", fed, _wrong("DEQUANTIZE", "accuracy.float32"))) is None
+
+
+_RELUISH_OVERFLOW = 2**31 * 3 / 256  # the input scale from which the relu6 multiplier's exponent is 32
+
+
+@pytest.mark.parametrize(("scale", "shown"), [(_RELUISH_OVERFLOW * 0.99999, False), (_RELUISH_OVERFLOW, True)])
+def test_hard_swish_reluish_overflow_shows_and_matches_from_its_threshold_scale_on(scale: float, shown: bool) -> None:
+    divergence = DIVERGENCES["litert-hard-swish-reluish-shift-overflow"]
+    example = {**divergence.example, "model": {**divergence.example["model"]}}
+    operands = example["model"]["operands"]
+    example["model"]["operands"] = [{**operands[0], "scale": scale}, {**operands[1], "scale": scale / 2}]
+    case = case_of(example)
+    verdict = TARGETS["execution"].run(case, create_device("driver_under_test:create_litert_reference_device"))
+    assert verdict.ok is not shown, (verdict.rule, verdict.details)
+    model = case.materialized().model
+    found = matching(Sighting("ai-edge-litert", "reference", model, _wrong("HARD_SWISH")))
+    assert (found is divergence) is shown
+    case.close()
