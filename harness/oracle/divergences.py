@@ -515,6 +515,60 @@ register(
 )
 
 
+# The 8-bit stored range (least, greatest) of each quantized type the translation writes through QuantizeLinear.
+_QUANT8_RANGES = {OperandType.TENSOR_QUANT8_ASYMM: (0, 255), OperandType.TENSOR_QUANT8_ASYMM_SIGNED: (-128, 127)}
+_RELU_CLIPS = {OperationType.RELU1: (-1.0, 1.0), OperationType.RELU6: (0.0, 6.0)}
+_FLOAT32_EPSILON = float(np.finfo(np.float32).eps)
+
+
+def _clip_dropped_wrongly(clip: tuple[float, float], scale: float, zero_point: int, stored: tuple[int, int]) -> bool:
+    """ONNX Runtime's ClipQuantFusion would remove this Clip before a QuantizeLinear of this scale and zero point
+    (each clip bound within float32 epsilon of the quantized domain's, computed in float32), though the domain
+    reaches beyond the clip (the Clip did clamp something)."""
+    f32 = np.float32
+    lower = float(f32(scale) * f32(stored[0] - zero_point))
+    upper = float(f32(scale) * f32(stored[1] - zero_point))
+    low, high = clip
+    removed = low - lower <= _FLOAT32_EPSILON and upper - high <= _FLOAT32_EPSILON
+    return removed and (lower < low or upper > high)
+
+
+def _quantized_relu_clip_dropped(s: Sighting) -> bool:
+    """Wrong values at a quantized RELU1 or RELU6 of main whose output scale and zero point make ONNX Runtime drop
+    its Clip although values below (above) the bound are representable."""
+    if not _wrong_values_at(s, *(o.name for o in _RELU_CLIPS)):
+        return False
+    main = s.model.main
+    for op in main.operations:
+        clip = _RELU_CLIPS.get(op.type)  # type: ignore[call-overload]
+        out = main.operands[op.outputs[0]] if clip is not None else None
+        stored = _QUANT8_RANGES.get(out.type) if out is not None else None  # type: ignore[call-overload]
+        if stored is not None and _clip_dropped_wrongly(clip, out.scale, out.zero_point, stored):
+            return True
+    return False
+
+
+register(
+    Divergence(
+        id="onnxruntime-clip-quant-fusion-epsilon",
+        engine="onnxruntime",
+        kernel_sets=frozenset({"extended", "all"}),
+        operation=OperationType.RELU6,
+        nature="bug",
+        condition="quantized RELU6 (RELU1) whose output's quantized domain reaches beyond the bound by no more "
+        "than float32 epsilon in real values (RELU6: output scale * zero point <= 2^-23, e.g. scale 1e-10 with "
+        "zero point 128)",
+        hal="RELU6: output = min(6, max(0, input)), quantized into the output's scale and zero point: an input "
+        "below zero is stored as the zero point",
+        behaviour="ClipQuantFusion removes a Clip followed by QuantizeLinear when each clip bound lies within an "
+        "absolute float32 epsilon of the quantized domain's bound, not comparing in steps of the scale; with a "
+        "tiny scale the domain reaches many steps below 0 within that epsilon, so negative inputs are stored "
+        "below the zero point (down to 0) instead of at it",
+        matches=_quantized_relu_clip_dropped,
+    )
+)
+
+
 def _folded_at_prepare(graph: Subgraph, index: int, writer: Mapping[int, Operation]) -> bool:
     """The operand is a constant, or a MUL of such operands (LiteRT's mul.cc computes those in Prepare)."""
     if graph.operands[index].lifetime in _CONSTANT:

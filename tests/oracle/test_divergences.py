@@ -211,3 +211,25 @@ def test_hard_swish_reluish_overflow_shows_and_matches_from_its_threshold_scale_
     found = matching(Sighting("ai-edge-litert", "reference", model, _wrong("HARD_SWISH")))
     assert (found is divergence) is shown
     case.close()
+
+
+@pytest.mark.parametrize(
+    ("scale", "zero_point", "shown"),
+    [
+        (1.4551915228366852e-11, 128, True),  # the baseline campaign's RELU6
+        (9.2e-10, 128, True),  # 128 * scale just within float32 epsilon of 0
+        (9.4e-10, 128, False),  # just beyond it: the Clip stays
+        (1e-10, 0, False),  # no value below 0 representable: dropping the Clip changes nothing
+        (1e-3, 128, False),
+    ],
+)
+def test_clip_quant_fusion_epsilon_matches_only_a_domain_within_epsilon_beyond_the_bound(
+    scale: float, zero_point: int, shown: bool
+) -> None:
+    divergence = DIVERGENCES["onnxruntime-clip-quant-fusion-epsilon"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [{**o, "scale": scale, "zeroPoint": zero_point} for o in model_json["operands"]]
+    model = model_from_json(model_json)
+    found = matching(Sighting("onnxruntime", "all", model, _wrong("RELU6")))
+    assert (found is divergence) is shown
+    assert matching(Sighting("onnxruntime", "basic", model, _wrong("RELU6"))) is None

@@ -126,3 +126,31 @@ def test_a_disagreement_is_left_unlabelled_when_an_engine_apart_shows_no_diverge
         identities = {"numpy": None, "litert-optimized": LITERT_OPTIMIZED, "onnxruntime-all": ORT, apart: identity}
         labelled = label_apart(verdict, _lrn_model(), found.apart, identities, found.producer)
         assert "divergence" not in labelled.extras, apart
+
+
+def test_two_engines_apart_each_with_its_own_divergence_are_labelled_with_both() -> None:
+    # The baseline campaign's RELU6 at output scale 2^-36, zero point 128: LiteRT's upper bound overflows int32,
+    # ONNX Runtime's optimizer drops the Clip; numpy and ONNX Runtime unoptimized give the HAL's values.
+    q = {"type": "TENSOR_QUANT8_ASYMM", "dimensions": [2], "scale": 2.0**-36, "zeroPoint": 128}
+    model = model_from_json(
+        {
+            "operands": [{**q, "lifetime": "SUBGRAPH_INPUT"}, {**q, "lifetime": "SUBGRAPH_OUTPUT"}],
+            "operations": [{"type": "RELU6", "inputs": [0], "outputs": [1]}],
+            "inputIndexes": [0],
+            "outputIndexes": [1],
+        }
+    )
+    litert = {f"litert-{k}": ("ai-edge-litert 2.3.0", k) for k in ("optimized", "xnnpack", "reference")}
+    ort = {f"onnxruntime-{k}": ("onnxruntime 1.30.0", k) for k in ("all", "extended", "basic", "disabled")}
+    identities = {"numpy": None, **litert, **ort}
+    given = {"litert": [128, 128], "onnxruntime-all": [0, 157], "onnxruntime-extended": [0, 157]}
+    values = {
+        name: EngineAnswer(NONE, (np.asarray(given.get(name.split("-")[0], given.get(name, [128, 157])), np.uint8),))
+        for name in identities
+    }
+    families = {name: identity[0] if identity else name for name, identity in identities.items()}
+    found = disagreement(values, Outputs([T.TENSOR_QUANT8_ASYMM], ["RELU6"], reference=[None]), families)
+    assert found is not None and set(found.apart) == {*litert, "onnxruntime-all", "onnxruntime-extended"}
+    verdict = verdict_of([found.breach], "differential")
+    labelled = label_apart(verdict, model, found.apart, identities, found.producer)
+    assert labelled.extras["divergence"] == "litert-relu-bound-overflow, onnxruntime-clip-quant-fusion-epsilon"

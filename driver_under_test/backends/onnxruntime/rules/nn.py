@@ -322,10 +322,25 @@ def softmax(op: Op) -> None:
 def l2_normalization(op: Op) -> None:
     """HAL L2_NORMALIZATION: 0 input, [1 axis, default -1]; output 0 (quantized: scale 1/128). The input divided
     by the square root of ReduceSumSquare along the axis (ONNX's LpNormalization divides by the norm as well,
-    but its CPU kernel takes only a fixed rank)."""
+    but its CPU kernel takes only a fixed rank), kept from zero so that an all-zero slice normalizes to zero."""
     x = op.x(0)
     total = op.node("ReduceSumSquare", [x, op.ints([_axis_input(op, 1)])], keepdims=1)
-    op.node("Div", [x, op.node("Sqrt", [total])], [op.y()])
+    norm = op.node("Max", [op.node("Sqrt", [total]), op.const(_l2_floor(op))])
+    op.node("Div", [x, norm], [op.y()])
+
+
+# The HAL's reference divides an L2 slice by max(norm, 1e-6), so an all-zero slice gives zeros (0 / 0 is NaN).
+_L2_EPSILON = 1e-6
+
+
+def _l2_floor(op: Op) -> np.float32:
+    """The least norm L2_NORMALIZATION divides by: the HAL's epsilon for floats; for a quantized input half its
+    scale, since x / |x| of centred integers does not depend on the scale and every slice not all zero points has
+    a norm of at least one scale (an epsilon in real values would change those of a tiny scale)."""
+    if not op.quantized(0):
+        return np.float32(_L2_EPSILON)
+    scale, _, _ = quant_params(op.operand(0))
+    return np.float32(float(scale) / 2)
 
 
 def _moved_axis(op: Op, i: int) -> tuple[int, list[int]]:

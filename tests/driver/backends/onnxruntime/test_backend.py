@@ -225,3 +225,32 @@ def test_int32_div_rounds_toward_negative_infinity_up_to_the_limits_of_int32() -
     for level in ("disabled", "all"):
         (got,) = run_translated(model, [a, b], level)
         np.testing.assert_array_equal(got, expected, err_msg=level)
+
+
+@pytest.mark.parametrize(
+    ("type_", "quant", "stored", "expected"),
+    [
+        ("TENSOR_FLOAT32", {}, [0.0, 0.0, 3.0, 4.0], [0.0, 0.0, 0.6, 0.8]),
+        ("TENSOR_FLOAT16", {}, [0.0, 0.0, 3.0, 4.0], [0.0, 0.0, 0.6, 0.8]),
+        # Centred integers 0, 0 | 3, 4 at a scale so small that an epsilon in real values would swamp the norm.
+        ("TENSOR_QUANT8_ASYMM", {"scale": 1e-10, "zeroPoint": 100}, [100, 100, 103, 104], [128, 128, 205, 230]),
+    ],
+)
+def test_l2_normalization_of_an_all_zero_slice_is_zero(type_: str, quant: dict, stored: list, expected: list) -> None:
+    # Found by a campaign: x / sqrt(sum(x^2)) gave 0 / 0 (NaN) where the HAL's reference divides by its epsilon.
+    out_quant = {"scale": 1.0 / 128, "zeroPoint": 128} if quant else {}
+    model = model_from_json(
+        {
+            "operands": [
+                {**_operand(type_, [2, 2], "SUBGRAPH_INPUT"), **quant},
+                {**_operand(type_, [2, 2], "SUBGRAPH_OUTPUT"), **out_quant},
+            ],
+            "operations": [{"type": "L2_NORMALIZATION", "inputs": [0], "outputs": [1]}],
+            "inputIndexes": [0],
+            "outputIndexes": [1],
+        }
+    )
+    dtype = {"TENSOR_FLOAT32": np.float32, "TENSOR_FLOAT16": np.float16, "TENSOR_QUANT8_ASYMM": np.uint8}[type_]
+    for level in ("disabled", "all"):
+        (got,) = run_translated(model, [np.array(stored, dtype).reshape(2, 2)], level)
+        np.testing.assert_allclose(np.asarray(got, np.float64).reshape(-1), expected, atol=2e-3, err_msg=level)
