@@ -341,7 +341,8 @@ def test_each_memory_domain_fault_is_found_with_its_rule(device, decoded, fault,
 def test_a_finding_on_a_prepared_invalid_model_is_charged_as_the_acceptance() -> None:
     # A campaign's case, minimized into a BOX_WITH_NMS_LIMIT whose output scores are quantized unlike its input
     # scores (the HAL wants them alike; the reference validator refuses it): the driver prepares it, and the buffer
-    # it writes differs from the reference. The verdict names the acceptance, not the values.
+    # it writes differs from the reference. The verdict names the acceptance, not the values. (Its device buffer's
+    # batch indices are [894, 894, 0, 0]: grouped, as the HAL requires, so the reference judges the values.)
     path = Path(__file__).parent / "invalid_models" / "memory_domain-box-nms-scores-quantization.json"
     case = Case.from_json(json.loads(path.read_text()))
     verdict = TARGETS["memory_domain"].run(case, create_device(faults=[]))
