@@ -81,16 +81,3 @@ def test_quantized_pooling_output_must_keep_the_input_quantization():
 def test_l2_pool_has_no_quantized_typing():
     inputs = [given_tensor(T.TENSOR_QUANT8_ASYMM, np.zeros((1, 2, 2, 1)), 0.5, 10), *ints(2, 1, 1, 1, 1, 0)]
     assert signature_violations(Op.L2_POOL_2D, inputs, [output(T.TENSOR_QUANT8_ASYMM, 0.5, 10)])
-
-
-def test_a_window_wholly_in_the_padding_leaves_the_mean_unspecified():
-    # Its mean is 0 / 0: the HAL's AVERAGE_POOL_2D and L2_POOL_2D define no value there.
-    import pytest
-
-    from harness.ops.common import UnspecifiedResult
-    from harness.ops.pooling import average
-
-    values = np.array([1.0, 2.0])
-    assert average([(values, np.array([True, True]))]).tolist() == [1.0, 2.0]
-    with pytest.raises(UnspecifiedResult):
-        average([(values, np.array([True, False]))])
