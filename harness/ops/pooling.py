@@ -33,7 +33,7 @@ from harness.ops._nn_util import (
     to_nhwc,
     window_taps,
 )
-from harness.ops.common import apply_activation, define, from_real, same_quant_as_input, to_real
+from harness.ops.common import UnspecifiedResult, apply_activation, define, from_real, same_quant_as_input, to_real
 from harness.ops.parameters import WINDOW_DOMAINS, domain_problems, refuse_outside
 from harness.ops.registry import KernelContext, ShapeContext, Signature
 
@@ -122,8 +122,11 @@ def _pool_kernel(reduce: Reducer) -> Callable[[KernelContext], list[np.ndarray]]
 
 
 def _count(taps: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
-    # A window that lies entirely in the padding has no element; its result is taken as 0.
-    return np.maximum(sum(m.astype(np.float64) for _, m in taps), 1.0)
+    counts = sum(m.astype(np.float64) for _, m in taps)
+    if np.any(counts == 0):
+        # A window lying wholly in the padding has no element: its mean is 0 / 0, which the HAL leaves undefined.
+        raise UnspecifiedResult("a pooling window lies wholly in the padding")
+    return counts
 
 
 def average(taps: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:

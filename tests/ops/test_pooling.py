@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from harness.hal import OperandType as T
 from harness.hal import OperationType as Op
+from harness.ops.common import UnspecifiedResult
+from harness.ops.pooling import average
 from tests.ops._vectors_b import given_scalar, given_tensor, output, run_op, shape_of, signature_violations
 
 FAST = settings(max_examples=30, deadline=None)
@@ -81,3 +84,11 @@ def test_quantized_pooling_output_must_keep_the_input_quantization():
 def test_l2_pool_has_no_quantized_typing():
     inputs = [given_tensor(T.TENSOR_QUANT8_ASYMM, np.zeros((1, 2, 2, 1)), 0.5, 10), *ints(2, 1, 1, 1, 1, 0)]
     assert signature_violations(Op.L2_POOL_2D, inputs, [output(T.TENSOR_QUANT8_ASYMM, 0.5, 10)])
+
+
+def test_a_window_wholly_in_the_padding_leaves_the_mean_unspecified():
+    # Its mean is 0 / 0: the HAL's AVERAGE_POOL_2D and L2_POOL_2D define no value there.
+    values = np.array([1.0, 2.0])
+    assert average([(values, np.array([True, True]))]).tolist() == [1.0, 2.0]
+    with pytest.raises(UnspecifiedResult):
+        average([(values, np.array([True, False]))])

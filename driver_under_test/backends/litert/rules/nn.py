@@ -650,8 +650,9 @@ def _padded_mean_pool(op: Op, x: int, spec: TensorSpec, pads, win: Window, filte
     _emit_pool(op, "AVERAGE_POOL_2D", padded, sums, "VALID", win, filter_hw, 0)
     padded_ones, _ = _pad_nhwc(op, ones, spec, pads)
     _emit_pool(op, "AVERAGE_POOL_2D", padded_ones, counts, "VALID", win, filter_hw, 0)
-    # A window over padding only has sum 0 and count 0; the HAL's result there is 0, not 0/0. Any positive floor
-    # below the smallest real count (1 / area) leaves the other windows' divisor untouched.
+    # A window over padding only has sum 0 and count 0: 0/0, which the HAL leaves undefined; we give 0, as the
+    # numpy backend does. Any positive floor below the smallest real count (1 / area) leaves the other windows'
+    # divisor untouched.
     floored = op.temp(free)
     floor = np.float32(0.5 / (filter_hw[0] * filter_hw[1]))
     op.emit("MAXIMUM", [counts, op.const(floor)], [floored])

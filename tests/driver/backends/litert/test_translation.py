@@ -23,9 +23,11 @@ from driver_under_test.backends.litert import (
     unsupported_reason,
 )
 from harness.gen import ModelConfig, RandomSource, generate_model
+from harness.hal import ErrorStatus
 from harness.hal import OperationType as O
+from harness.reference import run_model
 from tests.driver.backends.litert.build import Build, T, builtins_of, check_against_reference, per_channel
-from tests.driver.backends.litert.cases import constant_reader
+from tests.driver.backends.litert.cases import constant_reader, run_translated
 
 rng = np.random.default_rng(7)
 
@@ -134,12 +136,31 @@ def test_max_pool_with_explicit_padding_pads_with_the_lowest_value(nchw: bool) -
 
 @pytest.mark.parametrize("kind", [O.AVERAGE_POOL_2D, O.L2_POOL_2D])
 @pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
-# (2, 0, 2, 0): the first row and column of windows hold padding only, where the HAL's result is 0 (not 0 / 0).
-@pytest.mark.parametrize("pads", [(1, 0, 1, 0), (2, 0, 2, 0)], ids=["partial", "padding-only"])
-def test_float_mean_pools_with_padding_beyond_same_divide_by_the_real_elements(kind: O, nchw: bool, pads) -> None:
-    model = pool_model(kind, pads, nchw)
+def test_float_mean_pools_with_padding_beyond_same_divide_by_the_real_elements(kind: O, nchw: bool) -> None:
+    model = pool_model(kind, (1, 0, 1, 0), nchw)
     check_against_reference(model, [f32(1, 3, 4, 4) if nchw else f32(1, 4, 4, 3)])
     assert "PAD" in builtins_of(translate(model, constant_reader(model)))
+
+
+@pytest.mark.parametrize("kind", [O.AVERAGE_POOL_2D, O.L2_POOL_2D])
+@pytest.mark.parametrize("nchw", [False, True], ids=["nhwc", "nchw"])
+def test_float_mean_pools_leave_windows_wholly_in_padding_finite_and_the_rest_exact(kind: O, nchw: bool) -> None:
+    # Padding (2, 0, 2, 0): the first row and column of windows hold padding only (0 / 0, which the HAL leaves
+    # undefined, so the reference calls the whole result unspecified); the other windows are VALID pooling's.
+    x = f32(1, 3, 4, 4) if nchw else f32(1, 4, 4, 3)
+    padded = pool_model(kind, (2, 0, 2, 0), nchw)
+    assert run_model(padded, [x]).unspecified
+    valid = run_model(pool_model(kind, (0, 0, 0, 0), nchw), [x])
+    assert valid.status == ErrorStatus.NONE and not valid.unspecified
+    inner = (
+        (slice(None), slice(None), slice(1, None), slice(1, None))
+        if nchw
+        else (slice(None), slice(1, None), slice(1, None))
+    )
+    for kernel_set in KernelSet:
+        actual = np.asarray(run_translated(padded, [x], kernel_set)[0])
+        assert np.isfinite(actual).all(), kernel_set
+        np.testing.assert_allclose(actual[inner], valid.outputs[0], rtol=1e-5, atol=1e-6, err_msg=str(kernel_set))
 
 
 def test_quantized_average_pool_with_padding_beyond_same_is_refused() -> None:
