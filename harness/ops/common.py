@@ -124,8 +124,11 @@ def hal_scale(scale: float) -> float:
 
 
 def to_real(value: np.ndarray, operand: Operand) -> np.ndarray:
-    """The real (float64) values a stored tensor represents: dequantized when quantized."""
+    """The real (float64) values a stored tensor represents: dequantized when quantized (float32 kept as it is
+    under the native-precision probe)."""
     data = np.asarray(value)
+    if data.dtype == np.float32 and _NATIVE_FLOAT32.get():
+        return data
     if isinstance(operand.extra_params, SymmPerChannelQuantParams):
         scales = np.asarray(operand.extra_params.scales, dtype=np.float32).astype(np.float64)
         shape = [1] * data.ndim
@@ -179,6 +182,9 @@ _QUIET: ContextVar[bool] = ContextVar("quiet_kernel", default=False)
 # be quantized: the reference then rounds as an implementation whose every intermediate result leans that far to
 # one side would, which bounds the bias any correct rounding at that precision can produce.
 _QUANTIZATION_LEAN: ContextVar[float] = ContextVar("quantization_lean", default=0.0)
+# The native-precision probe of the oracle (run_model's native): float32 tensors enter the kernels as float32, so
+# the arithmetic runs at the precision a float32 implementation has instead of float64.
+_NATIVE_FLOAT32: ContextVar[bool] = ContextVar("native_float32", default=False)
 
 
 @contextmanager
@@ -199,6 +205,16 @@ def quantization_lean(steps: float) -> Iterator[None]:
         yield
     finally:
         _QUANTIZATION_LEAN.reset(token)
+
+
+@contextmanager
+def native_float32(on: bool) -> Iterator[None]:
+    """Within the block (when `on`), to_real keeps float32 tensors in float32 instead of widening them."""
+    token = _NATIVE_FLOAT32.set(on)
+    try:
+        yield
+    finally:
+        _NATIVE_FLOAT32.reset(token)
 
 
 def probing_edges() -> int:

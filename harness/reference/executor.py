@@ -33,7 +33,13 @@ from harness.hal import (
 from harness.hal.sizes import SCALAR_TYPES
 from harness.hal.values import constant_bytes, constant_value
 from harness.ops import KernelContext, LoopTimeoutError
-from harness.ops.common import InvalidParameter, UnspecifiedResult, quantization_lean, quantization_nudge
+from harness.ops.common import (
+    InvalidParameter,
+    UnspecifiedResult,
+    native_float32,
+    quantization_lean,
+    quantization_nudge,
+)
 
 # Exceptions a kernel raises for bad data (an index out of range, a division by zero...): the execution fails
 # with GENERAL_FAILURE, as a driver's would. Anything else escaping a kernel is a catalogue bug and propagates.
@@ -81,6 +87,7 @@ def run_model(
     loop_timeout_ns: int | None = None,
     perturbation: int = 0,
     lean: float = 0.0,
+    native: bool = False,
 ) -> ReferenceResult:
     """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
 
@@ -89,6 +96,8 @@ def run_model(
     and values about to be quantized by QUANTIZATION_NUDGE_PER_STEP per unit: a probe of whether the outputs are
     stable under the per-step rounding differences any correct implementation may have. `lean` (in quantization
     steps, signed) is added to every value about to be quantized: the rounding-bias probe (harness.oracle.bias).
+    `native` runs the kernels' arithmetic on float32 tensors in float32: a probe of whether the outputs survive the
+    precision a float32 implementation computes at.
     Raises NoKernelError, before running anything, if an operation of any subgraph has no reference kernel.
     """
     kernels = _kernels(model)
@@ -100,6 +109,7 @@ def run_model(
             np.errstate(all="ignore"),
             quantization_nudge(perturbation * QUANTIZATION_NUDGE_PER_STEP),
             quantization_lean(lean),
+            native_float32(native),
         ):
             outputs = runner.run(model.main, list(inputs), depth=0)
     except LoopTimeoutError as exc:

@@ -1,5 +1,6 @@
 """The reference's stability check (reference_is_stable): a graph that amplifies a one-step difference correct
-fixed-point rounding may make is an edge, not a finding; a single rounding near a tie is still judged."""
+fixed-point rounding may make is an edge, not a finding; a single rounding near a tie is still judged; the native
+probe computes float32 tensors at float32 precision."""
 
 from __future__ import annotations
 
@@ -54,3 +55,24 @@ def test_a_single_rounding_near_a_tie_stays_judged() -> None:
     model = _fully_connected(square=False)
     near_tie = _inputs(66)
     assert reference_is_stable(model, near_tie, run_model(model, near_tie))
+
+
+def _sum_of_three():
+    """REDUCE_SUM of a float32 [1, 3] input over its last axis."""
+    g = GraphBuilder()
+    x = g.input(T.TENSOR_FLOAT32, [1, 3])
+    out = g.output(T.TENSOR_FLOAT32, [1])
+    g.op(Op.REDUCE_SUM, [x, g.tensor(T.TENSOR_INT32, np.array([1])), g.scalar(T.BOOL, False)], [out])
+    return g.model()
+
+
+def test_the_native_probe_computes_float32_tensors_in_float32() -> None:
+    # 1e8 + 1 is 1e8 in float32 (its spacing there is 8): the sum is 1 in float64 and 0 at float32 precision.
+    model, inputs = _sum_of_three(), [np.array([[1e8, 1.0, -1e8]], np.float32)]
+    assert run_model(model, inputs).outputs[0].tolist() == [1.0]
+    assert run_model(model, inputs, native=True).outputs[0].tolist() == [0.0]
+
+
+def test_a_sum_without_cancellation_is_stable_at_float32_precision() -> None:
+    model, inputs = _sum_of_three(), [np.array([[0.5, 0.25, 2.0]], np.float32)]
+    assert reference_is_stable(model, inputs, run_model(model, inputs))
