@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 
 from harness.gen import ModelConfig
-from harness.hal import OperationType
+from harness.hal import OperandType, OperationType
 from harness.hal.values import constant_value
-from harness.ops import hashing
+from harness.ops import convolution, hashing
+from harness.ops._nn_util import implicit_padding
 from harness.ops.common import to_real
 from harness.reference import run_model, validate_model
 from tests.gen.model.generated import generated, reference_failures
@@ -147,3 +148,54 @@ def test_far_fits_put_keypoints_at_the_offset_limit(heatmaps) -> None:
     offsets = [o for _, g in heatmaps for o in _far_fits(g)]
     assert offsets
     assert all(abs(max(abs(dx), abs(dy)) - MAX_OFFSET) <= 1e-3 + slack for dx, dy, slack in offsets), offsets
+
+
+# ------------------------------------------------------------------------------------ transposed convolutions
+
+
+@pytest.fixture(scope="module")
+def transposed() -> list:
+    """TRANSPOSE_CONV_2D models of a fixed range of seeds."""
+    return _models(O.TRANSPOSE_CONV_2D, range(300))
+
+
+def _same_over_an_undivided_input(g) -> int:
+    """The stride with which the model's TRANSPOSE_CONV_2D takes SAME implicitly over an input that stride does
+    not divide, with a filter wider than 1 (where SAME's crop differs from a forward convolution's); 0 if none."""
+    main = g.model.main
+    for op in main.operations:
+        if main.operands[op.inputs[3]].type != OperandType.TENSOR_INT32:  # the explicit form
+            continue
+        scheme, stride_w, stride_h = (_value(g, k) for k in op.inputs[4:7])
+        nchw = len(op.inputs) > 8 and bool(_value(g, op.inputs[8]))
+        dims, filt = main.operands[op.inputs[0]].dimensions, main.operands[op.inputs[1]].dimensions
+        h, w = (dims[2], dims[3]) if nchw else (dims[1], dims[2])
+        if scheme is None or int(scheme) != 1 or stride_w is None or stride_h is None:
+            continue
+        for size, stride, k in ((h, int(stride_h), filt[1]), (w, int(stride_w), filt[2])):
+            if stride > 1 and size % stride and k > 1:
+                return stride
+    return 0
+
+
+def test_transposed_same_over_inputs_the_stride_does_not_divide_is_drawn(transposed) -> None:
+    strides = [_same_over_an_undivided_input(g) for _, g in transposed]
+    assert strides.count(2) >= 5 and strides.count(3) >= 5
+
+
+def test_a_forward_convolution_padding_changes_drawn_transposed_outputs(transposed, monkeypatch) -> None:
+    # The padding a forward convolution would take over the input instead of the output: SAME's crop goes wrong.
+    monkeypatch.setattr(
+        convolution,
+        "implicit_padding",
+        lambda size, stride, k, d, scheme: implicit_padding(
+            size // stride if scheme == 1 else size, stride, k, d, scheme
+        ),
+    )
+    changed = [
+        seed
+        for seed, g in transposed
+        if _same_over_an_undivided_input(g)
+        and not all(np.array_equal(a, b) for a, b in zip(run_model(g.model, g.inputs).outputs, g.outputs))
+    ]
+    assert len(changed) >= 5

@@ -179,7 +179,9 @@ def _transpose_conv(d: OpDraw) -> None:
     cout = d.size(1, 3)
     flt = _filter(d, 1, (cout, kh, kw, c), 0)
     _bias(d, 2, cout, x, flt)
-    sh, sw = d.src.integer(1, 2), d.src.integer(1, 2)
+    # Strides up to 3: with an implicit scheme, SAME's cropping depends on how the stride divides the input (a
+    # stride of 2 or 3 over an input it does not divide is where a forward convolution's formula goes wrong).
+    sh, sw = d.src.integer(1, 3), d.src.integer(1, 3)
     d.param(names["stride_w"], sw)
     d.param(names["stride_h"], sh)
     if "output_shape" in names:
