@@ -45,6 +45,7 @@ FIXED_OUTPUT_QUANTIZATION: dict[tuple[int, int], dict[int, tuple[float, int]]] =
     (_O.L2_NORMALIZATION, 0): _SYMMETRIC_UNIT,
     (_O.HASHTABLE_LOOKUP, 1): {_Q8: (1.0, 0)},
     (_O.AXIS_ALIGNED_BBOX_TRANSFORM, 0): {_Q16A: (0.125, 0)},
+    (_O.HEATMAP_MAX_KEYPOINT, 1): {_Q16A: (0.125, 0)},
     (_O.QUANTIZED_16BIT_LSTM, 0): _Q16_CELL_STATE,
     (_O.QUANTIZED_16BIT_LSTM, 1): _Q16_ACTIVATION,
 }

@@ -31,6 +31,7 @@ from driver_under_test.validation.operands import (
 )
 from driver_under_test.validation.operations import SIGNATURES, check_signature, types_fit
 from driver_under_test.validation.parameters import PARAMETER_POSITIONS, check_parameters
+from driver_under_test.validation.same_quantization import SAME_OPERATIONS, check_same_quantization
 from harness.hal import (
     Model,
     Operand,
@@ -62,7 +63,9 @@ _INT_CLASS = frozenset({int})
 _TYPE_CLASSES = frozenset({int, OperandType})
 _NO_VALUE = int(_LT.NO_VALUE)
 # Operations whose checks go on past the signature.
-_CHECKED_FURTHER = FIXED_OPERATIONS | BIAS_OPERATIONS | CONTROL_FLOW_CHECKS.keys() | PARAMETER_POSITIONS.keys()
+_CHECKED_FURTHER = (
+    FIXED_OPERATIONS | SAME_OPERATIONS | BIAS_OPERATIONS | CONTROL_FLOW_CHECKS.keys() | PARAMETER_POSITIONS.keys()
+)
 
 CONSUMER_COUNT_UNCHECKED = define(
     "consumer_count_unchecked",
@@ -386,10 +389,11 @@ def _check_beyond_signature(
     output_operands: list[Operand],
     faults: FaultSet,
 ) -> None:
-    """The checks that follow the signature: fixed and bias quantization, parameter values, then IF/WHILE
+    """The checks that follow the signature: fixed, kept and bias quantization, parameter values, then IF/WHILE
     against their subgraphs."""
     input_operands = [sg.operands[i] for i in op.inputs]
     check_fixed_quantization(t, input_operands, output_operands, what, faults)
+    check_same_quantization(t, input_operands, output_operands, what, faults)
     if t in BIAS_OPERATIONS:
         check_bias_quantization(t, input_operands, what, faults)
     if t in PARAMETER_POSITIONS:

@@ -25,6 +25,7 @@ FIXED_QUANTIZATION: dict[tuple[int, str, int], dict[int, tuple[float, int]]] = {
     (int(_O.L2_NORMALIZATION), "output", 0): _SYMMETRIC_UNIT,
     (int(_O.HASHTABLE_LOOKUP), "output", 1): {int(_T.TENSOR_QUANT8_ASYMM): (1.0, 0)},
     (int(_O.AXIS_ALIGNED_BBOX_TRANSFORM), "output", 0): {int(_T.TENSOR_QUANT16_ASYMM): (0.125, 0)},
+    (int(_O.HEATMAP_MAX_KEYPOINT), "output", 1): {int(_T.TENSOR_QUANT16_ASYMM): (0.125, 0)},
     (int(_O.QUANTIZED_16BIT_LSTM), "input", 0): _Q16_ACTIVATION,
     (int(_O.QUANTIZED_16BIT_LSTM), "input", 13): _Q16_CELL_STATE,
     (int(_O.QUANTIZED_16BIT_LSTM), "input", 14): _Q16_ACTIVATION,

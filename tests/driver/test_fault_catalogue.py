@@ -36,6 +36,7 @@ from tests.driver.fault_models import (
 )
 from tests.driver.models import add_constant_model, add_model, counting_while_model
 from tests.driver.validation.builders import quantized_16bit_lstm_model, quantized_fully_connected_model
+from tests.driver.validation.test_same_quantization import relu_model
 
 NONE = ErrorStatus.NONE
 INVALID = ErrorStatus.INVALID_ARGUMENT
@@ -213,6 +214,16 @@ def test_q16_lstm_quantization_unchecked() -> None:
     assert supported(clean(), model) == INVALID
     assert preparation(clean(), model) == (INVALID, INVALID)
     device = faulty("q16_lstm_quantization_unchecked")
+    assert supported(device, model) == NONE
+    assert preparation(device, model) == (NONE, NONE)
+
+
+def test_same_quantization_unchecked() -> None:
+    # RELU whose quant8 output declares zero point 0 where its input has 128.
+    model = relu_model(zero_point=0)
+    assert supported(clean(), model) == INVALID
+    assert preparation(clean(), model) == (INVALID, INVALID)
+    device = faulty("same_quantization_unchecked")
     assert supported(device, model) == NONE
     assert preparation(device, model) == (NONE, NONE)
 
