@@ -342,11 +342,11 @@ def test_each_memory_domain_fault_is_found_with_its_rule(device, decoded, fault,
 
 def test_a_finding_on_a_prepared_invalid_model_is_charged_as_the_acceptance(monkeypatch) -> None:
     # A campaign's case, minimized into a BOX_WITH_NMS_LIMIT whose output scores are quantized unlike its input
-    # scores (zero point 0 against -67: the HAL wants them alike; the reference validator refuses it), which the
-    # driver prepares (its V10 checks hold no output's quantization to its input's). A kernel that writes the
-    # scores as stored in the input, ignoring the output's zero point, then writes a buffer that differs from the
-    # reference: the verdict names the acceptance, not the values. (Its device buffer's batch indices are [0, 0,
-    # 894, 894]: grouped in increasing order, so the reference judges the values.)
+    # scores (zero point 0 against -67: the HAL wants them alike; the reference validator refuses it), which a
+    # driver without V10.same_quantization prepares (the fault-free driver did, before it had it). A kernel that
+    # writes the scores as stored in the input, ignoring the output's zero point, then writes a buffer that differs
+    # from the reference: the verdict names the acceptance, not the values. (Its device buffer's batch indices are
+    # [0, 0, 894, 894]: grouped in increasing order, so the reference judges the values.)
     from driver_under_test.backends.numpy.kernels import registry
 
     nms = registry.lookup(OperationType.BOX_WITH_NMS_LIMIT)
@@ -361,7 +361,7 @@ def test_a_finding_on_a_prepared_invalid_model_is_charged_as_the_acceptance(monk
     )
     path = Path(__file__).parent / "invalid_models" / "memory_domain-box-nms-scores-quantization.json"
     case = Case.from_json(json.loads(path.read_text()))
-    verdict = TARGETS["memory_domain"].run(case, create_device(faults=[]))
+    verdict = TARGETS["memory_domain"].run(case, create_device(faults=["same_quantization_unchecked"]))
     assert verdict.rule == "status.invalid_model_rejected", verdict.rule
     assert "BOX_WITH_NMS_LIMIT" in verdict.details
     assert "memory_domain.values_match_reference" in verdict.details
