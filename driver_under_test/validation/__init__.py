@@ -34,6 +34,8 @@ order: limits, operands, subgraph input/output lists, subgraph references, opera
 | V9.written_twice | V9 | no operand is written by two operations (or twice by one) |
 | V10.operand_type_for_operation | V10 | each operand's type is one the operation accepts at that position |
 | V10.fixed_output_quantization | V10 | outputs whose scale and zero point the HAL fixes have exactly those |
+| V10.fixed_input_quantization | V10 | inputs whose scale and zero point the HAL fixes have exactly those |
+| V10.same_quantization | V10 | outputs that keep an input's quantization have its scale and zero point |
 | V10.bias_quantization | V10 | a TENSOR_INT32 bias has zero point 0 and scale input scale * weights scale |
 | V10.control_flow_operand_mismatch | V10 | IF/WHILE operands are compatible with the referenced subgraphs' |
 | V10.control_flow_condition | V10 | IF's condition and WHILE's condition output are TENSOR_BOOL8 of shape [1] |

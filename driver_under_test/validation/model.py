@@ -18,7 +18,7 @@ from driver_under_test.errors import DriverError, invalid
 from driver_under_test.faults import FaultSet, define
 from driver_under_test.validation.bias_quantization import BIAS_OPERATIONS, check_bias_quantization
 from driver_under_test.validation.control_flow import CONTROL_FLOW_CHECKS
-from driver_under_test.validation.fixed_quantization import FIXED_OPERATIONS, check_fixed_output_quantization
+from driver_under_test.validation.fixed_quantization import FIXED_OPERATIONS, check_fixed_quantization
 from driver_under_test.validation.limits import Limits, check_limit, exhausted
 from driver_under_test.validation.operands import (
     UINT32_MAX,
@@ -31,6 +31,7 @@ from driver_under_test.validation.operands import (
 )
 from driver_under_test.validation.operations import SIGNATURES, check_signature, types_fit
 from driver_under_test.validation.parameters import PARAMETER_POSITIONS, check_parameters
+from driver_under_test.validation.same_quantization import SAME_OPERATIONS, check_same_quantization
 from harness.hal import (
     Model,
     Operand,
@@ -62,7 +63,9 @@ _INT_CLASS = frozenset({int})
 _TYPE_CLASSES = frozenset({int, OperandType})
 _NO_VALUE = int(_LT.NO_VALUE)
 # Operations whose checks go on past the signature.
-_CHECKED_FURTHER = FIXED_OPERATIONS | BIAS_OPERATIONS | CONTROL_FLOW_CHECKS.keys() | PARAMETER_POSITIONS.keys()
+_CHECKED_FURTHER = (
+    FIXED_OPERATIONS | SAME_OPERATIONS | BIAS_OPERATIONS | CONTROL_FLOW_CHECKS.keys() | PARAMETER_POSITIONS.keys()
+)
 
 CONSUMER_COUNT_UNCHECKED = define(
     "consumer_count_unchecked",
@@ -386,13 +389,15 @@ def _check_beyond_signature(
     output_operands: list[Operand],
     faults: FaultSet,
 ) -> None:
-    """The checks that follow the signature: fixed output and bias quantization, parameter values, then IF/WHILE
+    """The checks that follow the signature: fixed, kept and bias quantization, parameter values, then IF/WHILE
     against their subgraphs."""
-    check_fixed_output_quantization(t, output_operands, what)
+    input_operands = [sg.operands[i] for i in op.inputs]
+    check_fixed_quantization(t, input_operands, output_operands, what, faults)
+    check_same_quantization(t, input_operands, output_operands, what, faults)
     if t in BIAS_OPERATIONS:
-        check_bias_quantization(t, [sg.operands[i] for i in op.inputs], what, faults)
+        check_bias_quantization(t, input_operands, what, faults)
     if t in PARAMETER_POSITIONS:
-        check_parameters(model, t, [sg.operands[i] for i in op.inputs], what)
+        check_parameters(model, t, input_operands, what)
     if t in CONTROL_FLOW_CHECKS:
         CONTROL_FLOW_CHECKS[t](model, sg, op, what)
 

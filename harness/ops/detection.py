@@ -200,6 +200,11 @@ def box_with_nms_limit_kernel(ctx: KernelContext) -> list[np.ndarray]:
         # types.hal requires boxes with the same batch index to be grouped together and says nothing of an input
         # that breaks it: a driver may group by runs or by value, so the result is not judged.
         raise UnspecifiedResult("BOX_WITH_NMS_LIMIT boxes of one batch index are not grouped together")
+    order = [b for b, _ in groups]
+    if order != sorted(order):
+        # The outputs are "grouped by batches"; in which order the groups come types.hal does not say. Groups given
+        # in increasing order leave no choice; in another order, a driver may keep theirs or sort them.
+        raise UnspecifiedResult("BOX_WITH_NMS_LIMIT batch groups are not in increasing order")
     out_scores, out_boxes, out_classes, out_batches = [], [], [], []
     for b, rows in groups:
         found = []

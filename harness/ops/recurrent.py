@@ -47,6 +47,7 @@ from harness.ops.common import (
     InvalidParameter,
     apply_activation,
     checks,
+    fixed_output_quant,
     from_real,
     fused_activation,
     hal_scale,
@@ -678,6 +679,8 @@ def _q16_check(ctx: ShapeContext) -> list[str]:
             problems.append(f"input {i} must have scale 1/128 and zero point 128")
     if ops[13] is not None and (abs(ops[13].scale - 2.0**-11) > 1e-12 or ops[13].zero_point != 0):
         problems.append("input 13 (cell state) must have scale 2^-11 and zero point 0")
+    # The outputs are fixed as the inputs they continue: the cell state in Q4.11, the output in [-1, 127/128].
+    problems += fixed_output_quant(2.0**-11, 0, out=0)(ctx) + fixed_output_quant(1 / 128, 128, out=1)(ctx)
     weights = [ops[i] for i in range(1, 9) if ops[i] is not None]
     if any(w.scale != weights[0].scale or w.zero_point != weights[0].zero_point for w in weights):
         problems.append("all weights must share one scale and zero point")

@@ -472,6 +472,15 @@ def _judge_within_wall_time(path: str, label: str, timing: Timing, elapsed_ns: i
     return None
 
 
+def only_sizes_differ(findings: Sequence[Breach], outcome: object, expected: Expectation) -> bool:
+    """True when every finding says only that the outputs' sizes differ from the reference's: the dimensions
+    reported, or NONE against OUTPUT_INSUFFICIENT_SIZE either way round (an output whose size depends on the
+    data, such as the boxes BOX_WITH_NMS_LIMIT keeps)."""
+    status = outcome.status  # type: ignore[attr-defined]
+    sized = status in _SHAPED_STATUSES and expected.status in _SHAPED_STATUSES
+    return bool(findings) and all(f.rule == SHAPES_REPORTED or (f.rule == STATUS_EXPECTED and sized) for f in findings)
+
+
 def judge_execution(outcome: object, expected: Expectation) -> list[Breach]:
     """Every rule an execution's status, shapes and timing break (values are judged by judge_outputs)."""
     found = []

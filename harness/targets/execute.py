@@ -44,6 +44,7 @@ from harness.oracle.rules import (
     judge_supported_operations,
     judge_unusable_memory_refused,
     judge_valid_preparation,
+    only_sizes_differ,
     verdict_of,
 )
 from harness.oracle.verdict import Verdict
@@ -217,9 +218,17 @@ def _validator_rejects(ctx: _Context, request: Request, path: str) -> bool:
 def _judge_valid(ctx: _Context, path: str, outcome: object, built: LiveRequest) -> list[Breach]:
     expected = _expectation(ctx, built.request)
     findings = judge_execution(outcome, expected)
+    reference = ctx.case.reference()
+    loop_timeout = ctx.case.execution.get("loopTimeoutNs")
+    if only_sizes_differ(findings, outcome, expected) and not reference_is_stable(
+        ctx.model, ctx.live.inputs, reference, loop_timeout
+    ):
+        # How many values an output holds hinges on an edge (an overlap exactly at the IoU threshold keeps a box
+        # in float64 and drops it at float32 precision): no implementation can be judged on those sizes.
+        ctx.extras["ill_conditioned"] = findings[0].title
+        return []
     if findings or outcome.status != ErrorStatus.NONE:  # type: ignore[attr-defined]
         return findings
-    reference = ctx.case.reference()
     if reference.unspecified or reference.status != ErrorStatus.NONE:
         return []
     if expected.status != ErrorStatus.NONE:
@@ -239,7 +248,6 @@ def _judge_valid(ctx: _Context, path: str, outcome: object, built: LiveRequest) 
         quantized_operations=quantized_operations(ctx.model),
         exact=exact,
     )
-    loop_timeout = ctx.case.execution.get("loopTimeoutNs")
     if finding is None:
         finding = judge_bias(path, ctx.model, ctx.live.inputs, reference.outputs, actual, ignore | exact, loop_timeout)
     if (

@@ -35,7 +35,8 @@ from tests.driver.fault_models import (
     softmax_model,
 )
 from tests.driver.models import add_constant_model, add_model, counting_while_model
-from tests.driver.validation.builders import quantized_fully_connected_model
+from tests.driver.validation.builders import quantized_16bit_lstm_model, quantized_fully_connected_model
+from tests.driver.validation.test_same_quantization import relu_model
 
 NONE = ErrorStatus.NONE
 INVALID = ErrorStatus.INVALID_ARGUMENT
@@ -203,6 +204,28 @@ def test_bias_scale_unchecked() -> None:
     # gives [4 * 0.5 + 1, 3 * 1 - 1] = [3, 2], stored [131, 130] at the output's scale 1 and zero point 128.
     result = execute(device, model, [np.array([[136, 134]])], [2])
     assert result.status == NONE and result.outputs[0].tolist() == [[131, 130]]
+
+
+def test_q16_lstm_quantization_unchecked() -> None:
+    # QUANTIZED_16BIT_LSTM whose previous output (input 14) declares scale 0.5, not the 1/128 the HAL fixes (input
+    # 0's scale is held by the biases' too: V10.bias_quantization refuses that one with the fault as well).
+    model = quantized_16bit_lstm_model()
+    model.main.operands[14].scale = 0.5
+    assert supported(clean(), model) == INVALID
+    assert preparation(clean(), model) == (INVALID, INVALID)
+    device = faulty("q16_lstm_quantization_unchecked")
+    assert supported(device, model) == NONE
+    assert preparation(device, model) == (NONE, NONE)
+
+
+def test_same_quantization_unchecked() -> None:
+    # RELU whose quant8 output declares zero point 0 where its input has 128.
+    model = relu_model(zero_point=0)
+    assert supported(clean(), model) == INVALID
+    assert preparation(clean(), model) == (INVALID, INVALID)
+    device = faulty("same_quantization_unchecked")
+    assert supported(device, model) == NONE
+    assert preparation(device, model) == (NONE, NONE)
 
 
 def test_bias_scale_unchecked_leaves_the_zero_point_checked() -> None:

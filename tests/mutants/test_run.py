@@ -41,8 +41,8 @@ def _start_marker() -> Mutant:
 def results():
     before = _digest(ROOT)
     mutants = [
-        # A scale of 0 on a quantized operand is no longer refused (V4.scale): the validation target sees it.
-        _mutant("M1", "validation/operands.py", "if s <= 0:", "compare_boundary"),
+        # A scalar with dimensions is no longer refused (V3.scalar_rank): the validation target sees it at once.
+        _mutant("M1", "validation/operands.py", 'raise invalid(f"{what} is a {type_name(t)} scalar but', "drop_raise"),
         # The LiteRT backend is never reached by the numpy driver spec: equivalent for it, so it must survive.
         _mutant("M2", "backends/litert/_program.py", 'raise ValueError(f"main takes', "drop_raise"),
         _start_marker(),

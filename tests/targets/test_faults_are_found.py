@@ -33,6 +33,8 @@ CASES = [
     ("constant_lifetime_check_skipped", TARGETS["validation"], {"status.invalid_model_rejected"}, 1500),
     ("consumer_count_unchecked", TARGETS["validation"], {"status.invalid_model_rejected"}, 500),
     ("bias_scale_unchecked", TARGETS["validation"], {"status.invalid_model_rejected"}, 500),
+    ("q16_lstm_quantization_unchecked", TARGETS["validation"], {"status.invalid_model_rejected"}, 1500),
+    ("same_quantization_unchecked", TARGETS["validation"], {"status.invalid_model_rejected"}, 500),
     ("pool_bounds_off_by_one", TARGETS["request"], {"status.invalid_request_rejected"}, 1000),
     ("timing_when_not_asked", TARGETS["execution"], {"timing.absent_unless_measured"}, 100),
     ("insufficient_marks_wrong_output", TARGETS["execution"], {"shapes.reported"}, 300),

@@ -6,15 +6,17 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from driver_under_test import create_device
 from harness.case import Case
 from harness.gen.source import GenerationRejected
 from harness.gen.sources import RandomSource
-from harness.hal import Buffer, ErrorStatus
+from harness.hal import Buffer, ErrorStatus, OperationType
 from harness.oracle.verdict import RULES, Outcome
 from harness.targets.base import TARGETS
 from harness.targets.memory_domain import TARGET, MemoryDomainTarget
@@ -338,14 +340,28 @@ def test_each_memory_domain_fault_is_found_with_its_rule(device, decoded, fault,
     pytest.fail(f"{fault} not found in {len(decoded)} cases")
 
 
-def test_a_finding_on_a_prepared_invalid_model_is_charged_as_the_acceptance() -> None:
+def test_a_finding_on_a_prepared_invalid_model_is_charged_as_the_acceptance(monkeypatch) -> None:
     # A campaign's case, minimized into a BOX_WITH_NMS_LIMIT whose output scores are quantized unlike its input
-    # scores (the HAL wants them alike; the reference validator refuses it): the driver prepares it, and the buffer
-    # it writes differs from the reference. The verdict names the acceptance, not the values. (Its device buffer's
-    # batch indices are [894, 894, 0, 0]: grouped, as the HAL requires, so the reference judges the values.)
+    # scores (zero point 0 against -67: the HAL wants them alike; the reference validator refuses it), which a
+    # driver without V10.same_quantization prepares (the fault-free driver did, before it had it). A kernel that
+    # writes the scores as stored in the input, ignoring the output's zero point, then writes a buffer that differs
+    # from the reference: the verdict names the acceptance, not the values. (Its device buffer's batch indices are
+    # [0, 0, 894, 894]: grouped in increasing order, so the reference judges the values.)
+    from driver_under_test.backends.numpy.kernels import registry
+
+    nms = registry.lookup(OperationType.BOX_WITH_NMS_LIMIT)
+    assert nms is not None
+
+    def scores_at_the_input_zero_point(call):
+        scores, *rest = nms.fn(call)
+        return [np.clip(scores.astype(np.int32) - 67, -128, 127).astype(scores.dtype), *rest]
+
+    monkeypatch.setitem(
+        registry._KERNELS, OperationType.BOX_WITH_NMS_LIMIT, replace(nms, fn=scores_at_the_input_zero_point)
+    )
     path = Path(__file__).parent / "invalid_models" / "memory_domain-box-nms-scores-quantization.json"
     case = Case.from_json(json.loads(path.read_text()))
-    verdict = TARGETS["memory_domain"].run(case, create_device(faults=[]))
+    verdict = TARGETS["memory_domain"].run(case, create_device(faults=["same_quantization_unchecked"]))
     assert verdict.rule == "status.invalid_model_rejected", verdict.rule
     assert "BOX_WITH_NMS_LIMIT" in verdict.details
     assert "memory_domain.values_match_reference" in verdict.details

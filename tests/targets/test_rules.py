@@ -167,6 +167,20 @@ def test_insufficient_size_marks_exactly_the_too_small_outputs() -> None:
     assert ids(found) == [rules.SHAPES_REPORTED]
 
 
+def test_only_sizes_differ_when_dimensions_or_none_against_insufficient_size_are_all_that_is_wrong() -> None:
+    # What the target hands to the reference's stability probes: an output whose size hinges on an edge.
+    def differ(o, expected=DYNAMIC) -> bool:
+        return rules.only_sizes_differ(rules.judge_execution(o, expected), o, expected)
+
+    assert differ(outcome(shapes=[OutputShape([2, 3]), OutputShape([5])]))
+    assert differ(outcome(status=S.OUTPUT_INSUFFICIENT_SIZE, shapes=[OutputShape([2, 3]), OutputShape([5], False)]))
+    assert differ(outcome(shapes=[OutputShape([2, 3], True), OutputShape([4], True)]), TOO_SMALL)
+    assert not differ(outcome(shapes=[OutputShape([2, 3]), OutputShape([4])]))  # nothing wrong at all
+    assert not differ(outcome(status=S.GENERAL_FAILURE))
+    timed = outcome(shapes=[OutputShape([2, 3]), OutputShape([5])], timing=Timing(5, 9))  # timing not asked for
+    assert not differ(timed)
+
+
 def test_the_fenced_path_may_fail_a_too_small_output_in_several_ways() -> None:
     for status in (S.OUTPUT_INSUFFICIENT_SIZE, S.INVALID_ARGUMENT, S.GENERAL_FAILURE):
         assert rules.judge_execution(outcome("fenced", status), TOO_SMALL) == []

@@ -217,7 +217,13 @@ def test_operation_cases_draw_each_operation_mutation_on_models_of_its_operation
         verdict = target.run(case, device)
         case.close()
         assert verdict.ok, (seed, case.expect, verdict.rule, verdict.title)
-    assert drawn["bias_quantization_off"] > 20 and drawn["parameter_out_of_range"] > 20, drawn
+    operation_mutations = (
+        "bias_quantization_off",
+        "fixed_quantization_off",
+        "quantization_unlike_input",
+        "parameter_out_of_range",
+    )
+    assert all(drawn[m] > 10 for m in operation_mutations), drawn
 
 
 def test_a_driver_that_ignores_bias_scales_fails_operation_cases() -> None:

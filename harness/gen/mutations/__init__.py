@@ -15,10 +15,21 @@ another one.
 
 Inside: the registry (_registry), what the mutations share (_common), and the mutations of a subgraph's structure
 (_graph), of one operand (_operands), of parameter values (_parameters), of quantized biases (_biases), of the
-preparation arguments (_preparation), of requests (_requests) and of the references between subgraphs (_subgraphs).
+quantizations the HAL fixes (_fixed_quantization) or ties to an input's (_kept_quantization), of the preparation
+arguments (_preparation), of requests (_requests) and of the references between subgraphs (_subgraphs).
 """
 
-from harness.gen.mutations import _biases, _graph, _operands, _parameters, _preparation, _requests, _subgraphs
+from harness.gen.mutations import (
+    _biases,
+    _fixed_quantization,
+    _graph,
+    _kept_quantization,
+    _operands,
+    _parameters,
+    _preparation,
+    _requests,
+    _subgraphs,
+)
 from harness.gen.mutations._registry import (
     KINDS,
     MUTATIONS,

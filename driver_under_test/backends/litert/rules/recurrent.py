@@ -507,15 +507,17 @@ def _check_quantized_lstm(op: Op) -> str | None:
     exponent = np.log2(op.operand(19).scale)
     if abs(exponent - np.round(exponent)) >= 1e-3:  # LiteRT's CheckedLog2 tolerance
         return f"{op.name}: LiteRT's integer LSTM needs a power-of-two cell state scale"
-    layer_norm = op.has(21)
-    if not layer_norm and any(np.float32(op.scalar(i)) != np.float32(_GATE_INTERMEDIATE) for i in range(26, 30)):
+    # Layer-norm weights given at run time may be left without a value by an execution, which then runs the LSTM
+    # without layer normalization: what that translation needs must hold as well.
+    may_lack_layer_norm = not op.has(21) or not op.is_const(21)
+    if may_lack_layer_norm and any(np.float32(op.scalar(i)) != np.float32(_GATE_INTERMEDIATE) for i in range(26, 30)):
         return (
-            f"{op.name}: without layer normalization LiteRT's integer LSTM computes the gates at scale 2^-12 and "
-            "ignores the intermediate scales, which differ from it here"
+            f"{op.name}: without layer normalization (none, or weights an execution may omit) LiteRT's integer "
+            "LSTM computes the gates at scale 2^-12 and ignores the intermediate scales, which differ from it here"
         )
     # LiteRT folds these tensors into its kernel's constants when it prepares the graph, before any input is set.
     folded = {17: "projection bias"}
-    if not layer_norm:
+    if may_lack_layer_norm:
         folded.update({12: "input gate bias", 13: "forget gate bias", 14: "cell gate bias", 15: "output gate bias"})
     if op.operand(0).zero_point:
         folded.update({k: "input-to-gate weights" for k in range(1, 5)})

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from harness.gen.model._operation import FIXED_OUTPUT_QUANT, OpDraw
 from harness.hal import OperandType, OperationType
+from harness.ops.fixed_quantization import FIXED_QUANTIZATION
 
 Recipe = Callable[[OpDraw], None]
 
@@ -40,21 +41,15 @@ def generic(d: OpDraw) -> None:
         d.data(0)
 
 
-def fixed_quant(op: int, out: int, table: dict[int, tuple[float, int]]) -> None:
-    """Record HAL-fixed output quantization per output type."""
-    for t, q in table.items():
-        FIXED_OUTPUT_QUANT[(int(op), out, int(t))] = q
-
-
-_SIGMOID = {T.TENSOR_QUANT8_ASYMM: (1.0 / 256, 0), T.TENSOR_QUANT8_ASYMM_SIGNED: (1.0 / 256, -128)}
-_TANH = {T.TENSOR_QUANT8_ASYMM: (1.0 / 128, 128), T.TENSOR_QUANT8_ASYMM_SIGNED: (1.0 / 128, 0)}
-fixed_quant(O.LOGISTIC, 0, _SIGMOID)
-fixed_quant(O.SOFTMAX, 0, _SIGMOID)
-fixed_quant(O.TANH, 0, _TANH)
-fixed_quant(O.L2_NORMALIZATION, 0, _TANH)
-fixed_quant(O.HASHTABLE_LOOKUP, 1, {T.TENSOR_QUANT8_ASYMM: (1.0, 0)})
-fixed_quant(O.QUANTIZED_16BIT_LSTM, 0, {T.TENSOR_QUANT16_SYMM: (2.0**-11, 0)})
-fixed_quant(O.QUANTIZED_16BIT_LSTM, 1, {T.TENSOR_QUANT8_ASYMM: (1.0 / 128, 128)})
+# The output quantization the HAL fixes, as OpDraw reads it.
+FIXED_OUTPUT_QUANT.update(
+    {
+        (op, position, t): q
+        for (op, side, position), table in FIXED_QUANTIZATION.items()
+        if side == "output"
+        for t, q in table.items()
+    }
+)
 
 
 def recipe_for(op: int) -> Recipe:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from driver_under_test.backends.litert import KernelSet, LiteRTProgram, translate
+from driver_under_test.backends.litert import KernelSet, LiteRTProgram, translate, unsupported_reason
 from driver_under_test.backends.litert.backend import create_backend
 from harness.hal import OperationType as O
 from harness.reference import run_model
@@ -50,9 +50,9 @@ STATE_SCALE = 3.05176e-05
 GATES = ("input", "forget", "cell", "output")
 
 
-def quantized_lstm_model(cifg: bool, omitted_as_inputs: bool = False):
+def quantized_lstm_model(cifg: bool, omitted_as_inputs: bool = False, norms_as_inputs: bool = False):
     """The specification's model; the input gate's tensors omitted with CIFG (NO_VALUE operands, or model inputs
-    that the execution gives no value)."""
+    that the execution gives no value); the layer-norm weights model inputs if asked."""
     b = Build()
     x = b.input(T.TENSOR_QUANT8_ASYMM_SIGNED, [2, 5], 0.0078125, 0)
     absent: list[int] = []
@@ -82,7 +82,10 @@ def quantized_lstm_model(cifg: bool, omitted_as_inputs: bool = False):
     h = b.input(T.TENSOR_QUANT8_ASYMM_SIGNED, [2, 3], STATE_SCALE, 0)
     c = b.input(T.TENSOR_QUANT16_SYMM, [2, 4], STATE_SCALE, 0)
     norms = [
-        optional(T.TENSOR_QUANT16_SYMM, not cifg or g != "input", Q_LAYER_NORM[g], (4,), 3.05182e-05) for g in GATES
+        b.input(T.TENSOR_QUANT16_SYMM, [4], 3.05182e-05)
+        if norms_as_inputs
+        else optional(T.TENSOR_QUANT16_SYMM, not cifg or g != "input", Q_LAYER_NORM[g], (4,), 3.05182e-05)
+        for g in GATES
     ]
     scalars = [b.const(T.FLOAT32, v) for v in (0.0, 0.0, 0.007059, 0.007812, 0.007059, 0.007812)]
     scalars += [b.i32(0), b.const(T.FLOAT32, 0.007)]
@@ -211,3 +214,13 @@ def test_states_of_unknown_shape_are_sized_by_each_execution(kernel_set: KernelS
         values = [rng.uniform(-1, 1, (batch, 2)).astype(np.float32), rng.uniform(-1, 1, (batch, 6)).astype(np.float32)]
         expected = run_model(model, values).outputs
         assert mismatches(model, values, expected, program.run(values)) == [], batch
+
+
+def test_layer_norm_weights_an_execution_may_omit_need_what_the_lstm_without_them_needs() -> None:
+    # Given at run time, the layer-norm weights may come without a value: the LSTM then runs without layer
+    # normalization, at LiteRT's fixed gate scale 2^-12, which the specification's intermediate scales are not.
+    model, _, _ = quantized_lstm_model(cifg=False, norms_as_inputs=True)
+    reason = unsupported_reason(model, 0, 0, constant_reader(model))
+    assert reason is not None and "intermediate scales" in reason
+    constant_norms, _, _ = quantized_lstm_model(cifg=False)
+    assert unsupported_reason(constant_norms, 0, 0, constant_reader(constant_norms)) is None
