@@ -347,7 +347,7 @@ register(
 
 def _time_major_cross_aux_rnn(s: Sighting) -> bool:
     """An accuracy failure at a time-major BIDIRECTIONAL_SEQUENCE_RNN whose auxiliary input, read through auxiliary
-    weights, is not as wide as its input."""
+    weights, is not as wide as its input (or either width is left to the execution: the model does not say)."""
     if not _wrong_values_at(s, _RNN.name):
         return False
     main = s.model.main
@@ -356,7 +356,8 @@ def _time_major_cross_aux_rnn(s: Sighting) -> bool:
             continue
         time_major = constant_value(s.model, main, op.inputs[_TIME_MAJOR]) if _TIME_MAJOR < len(op.inputs) else None
         x, aux_x = main.operands[op.inputs[0]], main.operands[op.inputs[_AUX]]
-        if time_major is not None and bool(time_major) and x.dimensions[-1:] != aux_x.dimensions[-1:]:
+        widths = (x.dimensions[-1:], aux_x.dimensions[-1:])
+        if time_major is not None and bool(time_major) and (widths[0] != widths[1] or [0] in widths):
             return True
     return False
 
@@ -369,10 +370,11 @@ register(
         operation=OperationType.BIDIRECTIONAL_SEQUENCE_RNN,
         nature="bug",
         condition="time-major BIDIRECTIONAL_SEQUENCE_RNN with an auxiliary input and auxiliary weights (cross "
-        "linking), the auxiliary input not as wide as the input",
+        "linking), the auxiliary input not as wide as the input (or a width the model leaves to the execution)",
         hal="BIDIRECTIONAL_SEQUENCE_RNN with cross linking: at each step both cells add aux_weights * aux_input[t]",
         behaviour="the time-major kernel steps through the auxiliary input by the input's width instead of its own, "
-        "so every step after the first reads the auxiliary input at the wrong offset",
+        "so every step after the first reads the auxiliary input at the wrong offset (past its end when it is "
+        "narrower: the values then vary from run to run)",
         matches=_time_major_cross_aux_rnn,
     )
 )
@@ -511,6 +513,65 @@ register(
         "out as that bound truncated to 8 bits (the output zero point); the XNNPACK delegate leaves the operator "
         "to the same kernel",
         matches=_relu_bound_overflow,
+    )
+)
+
+
+# The per-channel convolutions whose requantization was seen to wrap around.
+_PER_CHANNEL_CONVOLUTIONS = frozenset({OperationType.CONV_2D, OperationType.DEPTHWISE_CONV_2D})
+
+
+def _requantization_wraps(model: Model, op: Operation) -> bool:
+    """Some output channel of this per-channel convolution has a multiplier 2^e * m (m in [0.5, 1), e > 0) for
+    which the largest accumulator the channel can reach, times 2^e, does not fit int32."""
+    main = model.main
+    source, weights, out = (main.operands[op.inputs[0]], main.operands[op.inputs[1]], main.operands[op.outputs[0]])
+    params = weights.extra_params
+    if weights.type != OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL or params is None or not out.scale > 0:
+        return False
+    values = constant_value(model, main, op.inputs[1])
+    bias = constant_value(model, main, op.inputs[2]) if len(op.inputs) > 2 else None
+    channels = len(params.scales)
+    if values is None:  # given at run time: any weight up to 127
+        magnitudes = np.full(channels, 127.0 * max(1, math.prod(weights.dimensions) // max(channels, 1)))
+    else:
+        by_channel = np.moveaxis(np.asarray(values, dtype=np.float64), params.channel_dim, 0).reshape(channels, -1)
+        magnitudes = np.abs(by_channel).sum(axis=1)
+    offsets = np.full(channels, 2.0**31) if bias is None else np.abs(np.asarray(bias, dtype=np.float64).reshape(-1))
+    for c, scale in enumerate(params.scales):
+        exponent = math.frexp(float(source.scale) * float(scale) / float(out.scale))[1]
+        if exponent > 0 and (255.0 * magnitudes[c] + offsets[c]) * 2.0**exponent >= 2.0**31:
+            return True
+    return False
+
+
+def _per_channel_requantize_overflow(s: Sighting) -> bool:
+    """Wrong values at (or downstream of) a per-channel CONV_2D or DEPTHWISE_CONV_2D of main whose requantization
+    can wrap around int32."""
+    if not _wrong_values_at(s, *(o.name for o in _PER_CHANNEL_CONVOLUTIONS)):
+        return False
+    return any(
+        op.type in _PER_CHANNEL_CONVOLUTIONS and _requantization_wraps(s.model, op) for op in s.model.main.operations
+    )
+
+
+register(
+    Divergence(
+        id="litert-per-channel-requantize-overflow",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.DEPTHWISE_CONV_2D,
+        nature="bug",
+        condition="quantized CONV_2D or DEPTHWISE_CONV_2D with a per-channel filter whose requantization "
+        "multiplier (input scale * channel scale / output scale) is 2^e * m with e > 0 and an accumulator times "
+        "2^e beyond int32 (e.g. input scale 2^22, channel scale 2^-6, output scale 2^-6, accumulator 270)",
+        hal="the output is the real-valued sum of products (plus bias) quantized into the output's scale and zero "
+        "point, saturated to the type's range: a sum far beyond the range gives its end",
+        behaviour="the per-channel integer kernels multiply the int32 accumulator by 2^e before the fixed-point "
+        "multiplication, without saturation: beyond 2^31 the product wraps around, so a result that should "
+        "saturate at one end of the range comes out at the other (127 for -128, -128 for 127); the XNNPACK delegate "
+        "leaves such an operator to the same kernels",
+        matches=_per_channel_requantize_overflow,
     )
 )
 

@@ -233,3 +233,37 @@ def test_clip_quant_fusion_epsilon_matches_only_a_domain_within_epsilon_beyond_t
     found = matching(Sighting("onnxruntime", "all", model, _wrong("RELU6")))
     assert (found is divergence) is shown
     assert matching(Sighting("onnxruntime", "basic", model, _wrong("RELU6"))) is None
+
+
+@pytest.mark.parametrize(("input_scale", "shown"), [(2.0**22, True), (2.0**17, True), (2.0**16, False), (0.5, False)])
+def test_per_channel_requantize_overflow_matches_from_its_threshold_multiplier_on(
+    input_scale: float, shown: bool
+) -> None:
+    # The filter's channel holds one weight of 45: its accumulator reaches 45 * 255 = 11475 at most. The multiplier
+    # (input scale * 2^-6 / 2^-6) is 2^e * 0.5 with e = log2(input scale) + 1; 11475 * 2^e passes 2^31 from e = 18 on.
+    divergence = DIVERGENCES["litert-per-channel-requantize-overflow"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][0]["scale"] = input_scale
+    model = model_from_json(model_json)
+    found = matching(Sighting("ai-edge-litert", "optimized", model, _wrong("DEPTHWISE_CONV_2D")))
+    assert (found is divergence) is shown
+
+
+@pytest.mark.parametrize(
+    ("input_dims", "aux_dims", "shown"),
+    [([2, 1, 1], [2, 1, 2], True), ([0, 0, 0], [0, 0, 0], True), ([2, 1, 2], [2, 1, 2], False)],
+    ids=["narrower", "left-to-the-execution", "as-wide"],
+)
+def test_time_major_cross_aux_rnn_matches_widths_that_differ_or_the_model_leaves_open(
+    input_dims: list[int], aux_dims: list[int], shown: bool
+) -> None:
+    # A campaign's case gave both widths at run time only (dimensions 0 in the model); the engine read past the
+    # narrower auxiliary input there.
+    divergence = DIVERGENCES["litert-bidirectional-rnn-time-major-cross-aux"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][0]["dimensions"], model_json["operands"][9]["dimensions"] = input_dims, aux_dims
+    model = model_from_json(model_json)
+    found = matching(Sighting("ai-edge-litert", "optimized", model, _wrong("BIDIRECTIONAL_SEQUENCE_RNN")))
+    assert (found is divergence) is shown
