@@ -59,6 +59,9 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # memory_domain-fc-squared-double-rounding: the request case's FULLY_CONNECTED (RELU6) then MUL of it by itself,
     # written into a driver buffer and read back 3 steps off: the read-back is judged under the reference's probes
     # like any output (the lean shows the edge).
+    # memory_domain-transpose-conv-same-run-time-stride: TRANSPOSE_CONV_2D with SAME and an output height of 4 drawn
+    # for stride 1, then a stride of 3 from a driver buffer: SAME with an output other than input * stride, where
+    # types.hal defines no padding (the reference leaves the result unspecified).
     # box-nms-iou-at-threshold: BOX_WITH_NMS_LIMIT whose two boxes overlap with an IoU of exactly 0.1, its hard-NMS
     # threshold: the float64 reference keeps the second box (5 kept), float32 arithmetic suppresses it (4, the
     # driver's); the native probe shows the edge, and output sizes that hinge on one are not judged.
