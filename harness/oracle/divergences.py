@@ -519,11 +519,19 @@ register(
 
 # The per-channel convolutions whose requantization was seen to wrap around.
 _PER_CHANNEL_CONVOLUTIONS = frozenset({OperationType.CONV_2D, OperationType.DEPTHWISE_CONV_2D})
+# The operations the LiteRT translation requantizes inputs of through QUANTIZE (to the output's scale).
+_REQUANTIZED_INPUTS = frozenset({OperationType.MAXIMUM, OperationType.MINIMUM})
 
 
-def _requantization_wraps(model: Model, op: Operation) -> bool:
-    """Some output channel of this per-channel convolution has a multiplier 2^e * m (m in [0.5, 1), e > 0) for
-    which the largest accumulator the channel can reach, times 2^e, does not fit int32."""
+def _shift_wraps(largest: float, multiplier: float) -> bool:
+    """A value up to `largest` times 2^e, where multiplier = 2^e * m with m in [0.5, 1) and e > 0, passes int32."""
+    exponent = math.frexp(multiplier)[1]
+    return exponent > 0 and largest * 2.0**exponent >= 2.0**31
+
+
+def _convolution_wraps(model: Model, op: Operation) -> bool:
+    """Some output channel of this per-channel convolution can reach an accumulator that wraps (the largest the
+    channel's weights and bias allow)."""
     main = model.main
     source, weights, out = (main.operands[op.inputs[0]], main.operands[op.inputs[1]], main.operands[op.outputs[0]])
     params = weights.extra_params
@@ -538,40 +546,53 @@ def _requantization_wraps(model: Model, op: Operation) -> bool:
         by_channel = np.moveaxis(np.asarray(values, dtype=np.float64), params.channel_dim, 0).reshape(channels, -1)
         magnitudes = np.abs(by_channel).sum(axis=1)
     offsets = np.full(channels, 2.0**31) if bias is None else np.abs(np.asarray(bias, dtype=np.float64).reshape(-1))
-    for c, scale in enumerate(params.scales):
-        exponent = math.frexp(float(source.scale) * float(scale) / float(out.scale))[1]
-        if exponent > 0 and (255.0 * magnitudes[c] + offsets[c]) * 2.0**exponent >= 2.0**31:
-            return True
-    return False
-
-
-def _per_channel_requantize_overflow(s: Sighting) -> bool:
-    """Wrong values at (or downstream of) a per-channel CONV_2D or DEPTHWISE_CONV_2D of main whose requantization
-    can wrap around int32."""
-    if not _wrong_values_at(s, *(o.name for o in _PER_CHANNEL_CONVOLUTIONS)):
-        return False
     return any(
-        op.type in _PER_CHANNEL_CONVOLUTIONS and _requantization_wraps(s.model, op) for op in s.model.main.operations
+        _shift_wraps(255.0 * magnitudes[c] + offsets[c], float(source.scale) * float(scale) / float(out.scale))
+        for c, scale in enumerate(params.scales)
     )
+
+
+def _requantized_input_wraps(model: Model, op: Operation) -> bool:
+    """A quantized input of this MAXIMUM or MINIMUM, brought to the output's scale, can wrap (|x - zero point| up to
+    255)."""
+    main = model.main
+    out = main.operands[op.outputs[0]]
+    if out.type not in _QUANT8 or not out.scale > 0:
+        return False
+    return any(_shift_wraps(255.0, float(main.operands[i].scale) / float(out.scale)) for i in op.inputs[:2])
+
+
+def _requantize_overflow(s: Sighting) -> bool:
+    """Wrong values at (or downstream of) a per-channel CONV_2D or DEPTHWISE_CONV_2D, or a quantized MAXIMUM or
+    MINIMUM, of main whose requantization can wrap around int32."""
+    if not _wrong_values_at(s, *(o.name for o in _PER_CHANNEL_CONVOLUTIONS | _REQUANTIZED_INPUTS)):
+        return False
+    checks = {o: _convolution_wraps for o in _PER_CHANNEL_CONVOLUTIONS} | {
+        o: _requantized_input_wraps for o in _REQUANTIZED_INPUTS
+    }
+    return any(op.type in checks and checks[op.type](s.model, op) for op in s.model.main.operations)
 
 
 register(
     Divergence(
-        id="litert-per-channel-requantize-overflow",
+        id="litert-requantize-left-shift-overflow",
         engine="ai-edge-litert",
         kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
         operation=OperationType.DEPTHWISE_CONV_2D,
         nature="bug",
-        condition="quantized CONV_2D or DEPTHWISE_CONV_2D with a per-channel filter whose requantization "
-        "multiplier (input scale * channel scale / output scale) is 2^e * m with e > 0 and an accumulator times "
-        "2^e beyond int32 (e.g. input scale 2^22, channel scale 2^-6, output scale 2^-6, accumulator 270)",
-        hal="the output is the real-valued sum of products (plus bias) quantized into the output's scale and zero "
-        "point, saturated to the type's range: a sum far beyond the range gives its end",
-        behaviour="the per-channel integer kernels multiply the int32 accumulator by 2^e before the fixed-point "
-        "multiplication, without saturation: beyond 2^31 the product wraps around, so a result that should "
-        "saturate at one end of the range comes out at the other (127 for -128, -128 for 127); the XNNPACK delegate "
-        "leaves such an operator to the same kernels",
-        matches=_per_channel_requantize_overflow,
+        condition="an integer requantization whose multiplier is 2^e * m with e > 0 and a value times 2^e beyond "
+        "int32: CONV_2D or DEPTHWISE_CONV_2D with a per-channel filter (input scale * channel scale / output "
+        "scale, times the accumulator: e.g. input scale 2^22, channel and output scales 2^-6, accumulator 270), "
+        "or a quantized MAXIMUM or MINIMUM whose input scale is 2^23 or more times the output's (the translation "
+        "brings each input to the output's scale with QUANTIZE)",
+        hal="the output is the real-valued result (the sum of products plus bias; the larger or smaller input) "
+        "quantized into the output's scale and zero point, saturated to the type's range: a result far beyond the "
+        "range gives its end",
+        behaviour="the integer kernels (per-channel convolution, int8 QUANTIZE) multiply the value by 2^e before "
+        "the fixed-point multiplication, in int32 without saturation: beyond 2^31 the product wraps around, so a "
+        "result that should saturate at one end of the range comes out at the other (127 for -128, -128 for 127); "
+        "the XNNPACK delegate leaves such operators to the same kernels",
+        matches=_requantize_overflow,
     )
 )
 

@@ -236,12 +236,12 @@ def test_clip_quant_fusion_epsilon_matches_only_a_domain_within_epsilon_beyond_t
 
 
 @pytest.mark.parametrize(("input_scale", "shown"), [(2.0**22, True), (2.0**17, True), (2.0**16, False), (0.5, False)])
-def test_per_channel_requantize_overflow_matches_from_its_threshold_multiplier_on(
+def test_requantize_overflow_of_a_per_channel_convolution_matches_from_its_threshold_multiplier_on(
     input_scale: float, shown: bool
 ) -> None:
     # The filter's channel holds one weight of 45: its accumulator reaches 45 * 255 = 11475 at most. The multiplier
     # (input scale * 2^-6 / 2^-6) is 2^e * 0.5 with e = log2(input scale) + 1; 11475 * 2^e passes 2^31 from e = 18 on.
-    divergence = DIVERGENCES["litert-per-channel-requantize-overflow"]
+    divergence = DIVERGENCES["litert-requantize-left-shift-overflow"]
     model_json = {**divergence.example["model"]}
     model_json["operands"] = [dict(o) for o in model_json["operands"]]
     model_json["operands"][0]["scale"] = input_scale
@@ -266,4 +266,36 @@ def test_time_major_cross_aux_rnn_matches_widths_that_differ_or_the_model_leaves
     model_json["operands"][0]["dimensions"], model_json["operands"][9]["dimensions"] = input_dims, aux_dims
     model = model_from_json(model_json)
     found = matching(Sighting("ai-edge-litert", "optimized", model, _wrong("BIDIRECTIONAL_SEQUENCE_RNN")))
+    assert (found is divergence) is shown
+
+
+def _maximum(input_scale: float):
+    """MAXIMUM of a run-time int8 input at `input_scale` and a constant 0 at 1/8, into an output at 1/16."""
+    operands = [
+        {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [1, 1], "scale": input_scale, "zeroPoint": 0},
+        {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [1, 1], "scale": 0.125, "zeroPoint": 0},
+        {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [1, 1], "scale": 0.0625, "zeroPoint": 0},
+    ]
+    for operand, lifetime in zip(operands, ("SUBGRAPH_INPUT", "CONSTANT_COPY", "SUBGRAPH_OUTPUT")):
+        operand["lifetime"] = lifetime
+    operands[1]["value"] = [0]
+    return model_from_json(
+        {
+            "operands": operands,
+            "operations": [{"type": "MAXIMUM", "inputs": [0, 1], "outputs": [2]}],
+            "inputIndexes": [0],
+            "outputIndexes": [2],
+            "relaxComputationFloat32toFloat16": False,
+        }
+    )
+
+
+@pytest.mark.parametrize(("input_scale", "shown"), [(2.0**24, True), (2.0**20, True), (2.0**16, False)])
+def test_requantize_overflow_of_a_maximum_input_matches_from_a_scale_ratio_of_2_to_the_23(
+    input_scale: float, shown: bool
+) -> None:
+    # A campaign's case: input -117 at scale 2^24 came out 127 where max(0, -117 * 2^24) = 0. The ratio to the
+    # output scale is 2^(e - 1) with 255 * 2^e passing 2^31 from e = 24 on.
+    divergence = DIVERGENCES["litert-requantize-left-shift-overflow"]
+    found = matching(Sighting("ai-edge-litert", "reference", _maximum(input_scale), _wrong("MAXIMUM")))
     assert (found is divergence) is shown
