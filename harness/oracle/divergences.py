@@ -380,6 +380,47 @@ register(
 )
 
 
+_RELU1 = 2  # the HAL's fused activation code
+_RELU1_FUSED = frozenset({OperationType.ADD, OperationType.MUL})
+
+
+def _clip_redundant_by_under_half_a_step(model: Model, op: Operation) -> bool:
+    """A quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than half a step
+    (and whose least lies at -1 or above): once quantized, the clip bounds are the type's ends."""
+    main = model.main
+    if op.type not in _RELU1_FUSED or len(op.inputs) < 3:
+        return False
+    activation = constant_value(model, main, op.inputs[2])
+    out = main.operands[op.outputs[0]]
+    stored = _QUANT8_RANGES.get(out.type)  # type: ignore[call-overload]
+    if activation is None or int(np.asarray(activation).reshape(-1)[0]) != _RELU1 or stored is None:
+        return False
+    scale = float(out.scale)
+    least, largest = scale * (stored[0] - out.zero_point), scale * (stored[1] - out.zero_point)
+    return least >= -1.0 and 0.0 < largest - 1.0 < scale / 2
+
+
+register(
+    Divergence(
+        id="onnxruntime-duplicate-node-name",
+        engine="onnxruntime",
+        kernel_sets=frozenset({"extended", "all"}),
+        operation=OperationType.ADD,
+        nature="bug",
+        condition="a quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than "
+        "half a quantization step (uint8, zero point 0, scale 0.003925: largest 1.000875)",
+        hal="ADD/MUL with RELU1: the result clamped to [-1, 1], then quantized into the output's scale and zero point",
+        behaviour="at the extended and all optimization levels the session fails to initialize ('This is an invalid "
+        "model. Error: two nodes with same node name'): an optimizer step that drops the Clip whose quantized bounds "
+        "are the type's ends gives a new node the name of an existing one",
+        matches=lambda s: (
+            s.verdict.rule in _STATUS_RULES
+            and any(_clip_redundant_by_under_half_a_step(s.model, op) for op in s.model.main.operations)
+        ),
+    )
+)
+
+
 _QDQ_WINDOWS = frozenset(
     {
         OperationType.FULLY_CONNECTED,

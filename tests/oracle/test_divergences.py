@@ -10,6 +10,7 @@ from harness.case import Case, inputs_from_json, model_from_json, simple_request
 from harness.drivers import create_device, variants
 from harness.hal import element_size
 from harness.oracle.divergences import DIVERGENCES, Divergence, Sighting, matching
+from harness.oracle.verdict import Outcome, Verdict
 from harness.reference import run_model
 from harness.targets import TARGETS
 
@@ -298,4 +299,15 @@ def test_requantize_overflow_of_a_maximum_input_matches_from_a_scale_ratio_of_2_
     # output scale is 2^(e - 1) with 255 * 2^e passing 2^31 from e = 24 on.
     divergence = DIVERGENCES["litert-requantize-left-shift-overflow"]
     found = matching(Sighting("ai-edge-litert", "reference", _maximum(input_scale), _wrong("MAXIMUM")))
+    assert (found is divergence) is shown
+
+
+@pytest.mark.parametrize(("largest", "shown"), [(1.000875, True), (1.0, False), (1.003, False)])
+def test_duplicate_node_name_matches_a_largest_value_above_1_by_under_half_a_step(largest: float, shown: bool) -> None:
+    divergence = DIVERGENCES["onnxruntime-duplicate-node-name"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][3]["scale"] = largest / 255
+    failed = Verdict(Outcome.FAILURE, rule="status.expected", title="sync execution answered GENERAL_FAILURE")
+    found = matching(Sighting("onnxruntime", "all", model_from_json(model_json), failed))
     assert (found is divergence) is shown
