@@ -46,7 +46,7 @@ from harness.ops._nn_util import (
     to_nhwc,
     window_taps,
 )
-from harness.ops.common import apply_activation, define, from_real, fused_activation, to_real
+from harness.ops.common import UnspecifiedResult, apply_activation, define, from_real, fused_activation, to_real
 from harness.ops.parameters import WINDOW_DOMAINS, domain_problems, refuse_outside
 from harness.ops.registry import Arg, KernelContext, ShapeContext, Signature
 
@@ -459,6 +459,12 @@ def transpose_kernel(ctx: KernelContext) -> list[np.ndarray]:
     x = to_nhwc(to_real(ctx.inputs[0], ctx.input_operands[0]), win.nchw)
     n, h, wd, _ = x.shape
     cout, kh, kw, _ = w.shape
+    form = transpose_form(inputs)
+    if "output_shape" in form and inputs.scalar(form["padding_scheme"], PADDING_VALID) == PADDING_SAME:
+        if (oh, ow) != (h * win.stride_h, wd * win.stride_w):
+            # SAME makes the output the input times the stride; of an output shape that says otherwise (strides
+            # given at run time, say) types.hal defines no padding: implementations crop as they see fit.
+            raise UnspecifiedResult("TRANSPOSE_CONV_2D with SAME padding and an output shape other than input * stride")
     # Accumulate into a canvas large enough for every tap, then crop the padding away.
     full_h = max((h - 1) * win.stride_h + kh, win.pad_top + oh)
     full_w = max((wd - 1) * win.stride_w + kw, win.pad_left + ow)

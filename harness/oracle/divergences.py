@@ -347,7 +347,7 @@ register(
 
 def _time_major_cross_aux_rnn(s: Sighting) -> bool:
     """An accuracy failure at a time-major BIDIRECTIONAL_SEQUENCE_RNN whose auxiliary input, read through auxiliary
-    weights, is not as wide as its input."""
+    weights, is not as wide as its input (or either width is left to the execution: the model does not say)."""
     if not _wrong_values_at(s, _RNN.name):
         return False
     main = s.model.main
@@ -356,7 +356,8 @@ def _time_major_cross_aux_rnn(s: Sighting) -> bool:
             continue
         time_major = constant_value(s.model, main, op.inputs[_TIME_MAJOR]) if _TIME_MAJOR < len(op.inputs) else None
         x, aux_x = main.operands[op.inputs[0]], main.operands[op.inputs[_AUX]]
-        if time_major is not None and bool(time_major) and x.dimensions[-1:] != aux_x.dimensions[-1:]:
+        widths = (x.dimensions[-1:], aux_x.dimensions[-1:])
+        if time_major is not None and bool(time_major) and (widths[0] != widths[1] or [0] in widths):
             return True
     return False
 
@@ -369,11 +370,53 @@ register(
         operation=OperationType.BIDIRECTIONAL_SEQUENCE_RNN,
         nature="bug",
         condition="time-major BIDIRECTIONAL_SEQUENCE_RNN with an auxiliary input and auxiliary weights (cross "
-        "linking), the auxiliary input not as wide as the input",
+        "linking), the auxiliary input not as wide as the input (or a width the model leaves to the execution)",
         hal="BIDIRECTIONAL_SEQUENCE_RNN with cross linking: at each step both cells add aux_weights * aux_input[t]",
         behaviour="the time-major kernel steps through the auxiliary input by the input's width instead of its own, "
-        "so every step after the first reads the auxiliary input at the wrong offset",
+        "so every step after the first reads the auxiliary input at the wrong offset (past its end when it is "
+        "narrower: the values then vary from run to run)",
         matches=_time_major_cross_aux_rnn,
+    )
+)
+
+
+_RELU1 = 2  # the HAL's fused activation code
+_RELU1_FUSED = frozenset({OperationType.ADD, OperationType.MUL})
+
+
+def _clip_redundant_by_under_half_a_step(model: Model, op: Operation) -> bool:
+    """A quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than half a step
+    (and whose least lies at -1 or above): once quantized, the clip bounds are the type's ends."""
+    main = model.main
+    if op.type not in _RELU1_FUSED or len(op.inputs) < 3:
+        return False
+    activation = constant_value(model, main, op.inputs[2])
+    out = main.operands[op.outputs[0]]
+    stored = _QUANT8_RANGES.get(out.type)  # type: ignore[call-overload]
+    if activation is None or int(np.asarray(activation).reshape(-1)[0]) != _RELU1 or stored is None:
+        return False
+    scale = float(out.scale)
+    least, largest = scale * (stored[0] - out.zero_point), scale * (stored[1] - out.zero_point)
+    return least >= -1.0 and 0.0 < largest - 1.0 < scale / 2
+
+
+register(
+    Divergence(
+        id="onnxruntime-duplicate-node-name",
+        engine="onnxruntime",
+        kernel_sets=frozenset({"extended", "all"}),
+        operation=OperationType.ADD,
+        nature="bug",
+        condition="a quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than "
+        "half a quantization step (uint8, zero point 0, scale 0.003925: largest 1.000875)",
+        hal="ADD/MUL with RELU1: the result clamped to [-1, 1], then quantized into the output's scale and zero point",
+        behaviour="at the extended and all optimization levels the session fails to initialize ('This is an invalid "
+        "model. Error: two nodes with same node name'): an optimizer step that drops the Clip whose quantized bounds "
+        "are the type's ends gives a new node the name of an existing one",
+        matches=lambda s: (
+            s.verdict.rule in _STATUS_RULES
+            and any(_clip_redundant_by_under_half_a_step(s.model, op) for op in s.model.main.operations)
+        ),
     )
 )
 
@@ -511,6 +554,86 @@ register(
         "out as that bound truncated to 8 bits (the output zero point); the XNNPACK delegate leaves the operator "
         "to the same kernel",
         matches=_relu_bound_overflow,
+    )
+)
+
+
+# The per-channel convolutions whose requantization was seen to wrap around.
+_PER_CHANNEL_CONVOLUTIONS = frozenset({OperationType.CONV_2D, OperationType.DEPTHWISE_CONV_2D})
+# The operations the LiteRT translation requantizes inputs of through QUANTIZE (to the output's scale).
+_REQUANTIZED_INPUTS = frozenset({OperationType.MAXIMUM, OperationType.MINIMUM})
+
+
+def _shift_wraps(largest: float, multiplier: float) -> bool:
+    """A value up to `largest` times 2^e, where multiplier = 2^e * m with m in [0.5, 1) and e > 0, passes int32."""
+    exponent = math.frexp(multiplier)[1]
+    return exponent > 0 and largest * 2.0**exponent >= 2.0**31
+
+
+def _convolution_wraps(model: Model, op: Operation) -> bool:
+    """Some output channel of this per-channel convolution can reach an accumulator that wraps (the largest the
+    channel's weights and bias allow)."""
+    main = model.main
+    source, weights, out = (main.operands[op.inputs[0]], main.operands[op.inputs[1]], main.operands[op.outputs[0]])
+    params = weights.extra_params
+    if weights.type != OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL or params is None or not out.scale > 0:
+        return False
+    values = constant_value(model, main, op.inputs[1])
+    bias = constant_value(model, main, op.inputs[2]) if len(op.inputs) > 2 else None
+    channels = len(params.scales)
+    if values is None:  # given at run time: any weight up to 127
+        magnitudes = np.full(channels, 127.0 * max(1, math.prod(weights.dimensions) // max(channels, 1)))
+    else:
+        by_channel = np.moveaxis(np.asarray(values, dtype=np.float64), params.channel_dim, 0).reshape(channels, -1)
+        magnitudes = np.abs(by_channel).sum(axis=1)
+    offsets = np.full(channels, 2.0**31) if bias is None else np.abs(np.asarray(bias, dtype=np.float64).reshape(-1))
+    return any(
+        _shift_wraps(255.0 * magnitudes[c] + offsets[c], float(source.scale) * float(scale) / float(out.scale))
+        for c, scale in enumerate(params.scales)
+    )
+
+
+def _requantized_input_wraps(model: Model, op: Operation) -> bool:
+    """A quantized input of this MAXIMUM or MINIMUM, brought to the output's scale, can wrap (|x - zero point| up to
+    255)."""
+    main = model.main
+    out = main.operands[op.outputs[0]]
+    if out.type not in _QUANT8 or not out.scale > 0:
+        return False
+    return any(_shift_wraps(255.0, float(main.operands[i].scale) / float(out.scale)) for i in op.inputs[:2])
+
+
+def _requantize_overflow(s: Sighting) -> bool:
+    """Wrong values at (or downstream of) a per-channel CONV_2D or DEPTHWISE_CONV_2D, or a quantized MAXIMUM or
+    MINIMUM, of main whose requantization can wrap around int32."""
+    if not _wrong_values_at(s, *(o.name for o in _PER_CHANNEL_CONVOLUTIONS | _REQUANTIZED_INPUTS)):
+        return False
+    checks = {o: _convolution_wraps for o in _PER_CHANNEL_CONVOLUTIONS} | {
+        o: _requantized_input_wraps for o in _REQUANTIZED_INPUTS
+    }
+    return any(op.type in checks and checks[op.type](s.model, op) for op in s.model.main.operations)
+
+
+register(
+    Divergence(
+        id="litert-requantize-left-shift-overflow",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack", "reference"}),
+        operation=OperationType.DEPTHWISE_CONV_2D,
+        nature="bug",
+        condition="an integer requantization whose multiplier is 2^e * m with e > 0 and a value times 2^e beyond "
+        "int32: CONV_2D or DEPTHWISE_CONV_2D with a per-channel filter (input scale * channel scale / output "
+        "scale, times the accumulator: e.g. input scale 2^22, channel and output scales 2^-6, accumulator 270), "
+        "or a quantized MAXIMUM or MINIMUM whose input scale is 2^23 or more times the output's (the translation "
+        "brings each input to the output's scale with QUANTIZE)",
+        hal="the output is the real-valued result (the sum of products plus bias; the larger or smaller input) "
+        "quantized into the output's scale and zero point, saturated to the type's range: a result far beyond the "
+        "range gives its end",
+        behaviour="the integer kernels (per-channel convolution, int8 QUANTIZE) multiply the value by 2^e before "
+        "the fixed-point multiplication, in int32 without saturation: beyond 2^31 the product wraps around, so a "
+        "result that should saturate at one end of the range comes out at the other (127 for -128, -128 for 127); "
+        "the XNNPACK delegate leaves such operators to the same kernels",
+        matches=_requantize_overflow,
     )
 )
 

@@ -148,6 +148,28 @@ def _judge_output(
     return Disagreement(breach, tuple(odd), producer)
 
 
+def explained_by(
+    runs: Sequence[Sequence[np.ndarray]], answers: Mapping[str, EngineAnswer], position: int, outputs: Outputs
+) -> bool:
+    """Every engine's value of output `position` lies, element by element and within tolerance, in the span of
+    the values the runs give there (each run: all its outputs)."""
+    operand_type = outputs.operand_types[position]
+    candidates = [np.asarray(run[position]) for run in runs if position < len(run)]
+    for answer in answers.values():
+        value = _output(answer, position)
+        if value is None:
+            continue
+        shaped = [c for c in candidates if c.shape == value.shape]
+        if not shaped:
+            return False
+        stack = np.stack(shaped)
+        with np.errstate(invalid="ignore"):
+            nearest = np.clip(value, stack.min(axis=0), stack.max(axis=0)).astype(value.dtype)
+        if not _agree(nearest, value, operand_type, outputs).ok:
+            return False
+    return True
+
+
 def _output(answer: EngineAnswer, position: int) -> np.ndarray | None:
     if position >= len(answer.outputs):
         return None

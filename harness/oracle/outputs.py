@@ -97,6 +97,14 @@ def reference_is_stable(
     return True
 
 
+def probe_results(
+    model: Model, inputs: Sequence[np.ndarray | None], loop_timeout_ns: int | None = None
+) -> list[ReferenceResult]:
+    """The reference's results under each of the stability probes of reference_is_stable."""
+    probes = _probes(model, quantized_operations(model))
+    return [run_model(model, inputs, loop_timeout_ns=loop_timeout_ns, **probe) for probe in probes]
+
+
 def _probes(model: Model, quantized: int) -> list[dict]:
     """The reference runs of the stability check: the nudges always; the leans where a quantized result is rounded
     and every rounding is one the lean models (a graph may amplify a one-step difference of correct double rounding

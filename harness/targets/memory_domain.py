@@ -72,6 +72,7 @@ from harness.oracle.buffers import (
     judge_legal_use,
     judge_uninitialized_read,
 )
+from harness.oracle.outputs import reference_is_stable
 from harness.oracle.rules import Breach, judge_supported_operations, judge_valid_preparation, verdict_of
 from harness.oracle.verdict import Verdict
 from harness.paths import PATHS, ExecutionArgs
@@ -387,7 +388,7 @@ class _Session:
             if finding is not None:
                 return finding
         path = self._path(step, model, outs, dims)
-        request, read_output, lengths, reference = self._request(step, k, ins, outs, dims, own_token, illegal)
+        request, read_output, lengths, reference, stable = self._request(step, k, ins, outs, dims, own_token, illegal)
         deadline = time.monotonic_ns() - 1 if step.get("deadline") == "passed" else None
         args = ExecutionArgs(deadline=deadline, timeout_s=self.target.timeout_s)
         outcome = call(f"{path} execution", PATHS[path], prepared, request, args)
@@ -408,6 +409,7 @@ class _Session:
             self.inputs[k],
             supported=self.supported[k],
             deadline_passed=step.get("deadline") == "passed",
+            stable=stable,
         )
         finding, dispute = judge_legal_use(b, outcome, use)
         if dispute is not None:
@@ -455,8 +457,15 @@ class _Session:
 
     def _request(
         self, step: dict, k: int, ins: list[int], outs: list[int], dims: list[int], own_token: bool, illegal: list[str]
-    ) -> tuple[Request, Callable[[int, Sequence[int]], np.ndarray], list[int | None], ReferenceResult | None]:
-        """The request (regular arguments in one pool, the buffer by its token) and the reference's result."""
+    ) -> tuple[
+        Request,
+        Callable[[int, Sequence[int]], np.ndarray],
+        list[int | None],
+        ReferenceResult | None,
+        Callable[[], bool],
+    ]:
+        """The request (regular arguments in one pool, the buffer by its token), the reference's result and whether
+        that result is stable under the reference's probes (asked when needed)."""
         b = self.model
         assert b is not None
         model = self.models[k]
@@ -468,6 +477,11 @@ class _Session:
                 assert b.content is not None and b.content.value is not None
                 values[io] = b.content.value
             reference = run_model(model, values)
+        computed = reference
+
+        def stable() -> bool:
+            return computed is None or reference_is_stable(model, values, computed)
+
         sizes = _output_sizes(model, reference)
         small = step.get("smallOutput")
         lengths: list[int | None] = []
@@ -516,7 +530,7 @@ class _Session:
             nbytes = element_size(operand_type) * math.prod(shape)
             return unpack(pool.read(loc.offset, nbytes), operand_type, shape)
 
-        return request, read_output, lengths, reference
+        return request, read_output, lengths, reference, stable
 
 
 def _output_sizes(model: Model, reference: ReferenceResult | None) -> list[int]:

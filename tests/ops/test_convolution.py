@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -11,6 +12,7 @@ from harness.hal import OperandType as T
 from harness.hal import OperationType as Op
 from harness.hal import SymmPerChannelQuantParams
 from harness.ops._nn_util import conv_out_size, implicit_padding
+from harness.ops.common import UnspecifiedResult
 from tests.ops._vectors_b import given_scalar, given_tensor, output, run_op, shape_of, signature_violations
 
 FAST = settings(max_examples=30, deadline=None)
@@ -117,6 +119,25 @@ def test_transpose_conv_scatters_each_input_over_the_filter():
     row = np.array([1, 1, 2, 1, 1])
     np.testing.assert_array_equal(y[0, :, :, 0], np.outer(row, row))
     assert shape_of(Op.TRANSPOSE_CONV_2D, inputs, [output(T.TENSOR_FLOAT32)]) == [(1, 5, 5, 1)]
+
+
+def test_transpose_conv_same_with_an_output_other_than_input_times_stride_is_unspecified():
+    # SAME makes a 2x2 input at stride 2 a 4x4 output; of an output shape that says 3x4 types.hal defines no padding.
+    def run(out_h: int) -> np.ndarray:
+        inputs = [
+            given_tensor(T.TENSOR_FLOAT32, np.ones((1, 2, 2, 1))),
+            given_tensor(T.TENSOR_FLOAT32, np.ones((1, 2, 2, 1))),
+            given_tensor(T.TENSOR_FLOAT32, [0.0]),
+            given_tensor(T.TENSOR_INT32, [1, out_h, 4, 1]),
+            *ints(1, 2, 2, 0),
+            given_scalar(T.BOOL, False),
+        ]
+        (y,) = run_op(Op.TRANSPOSE_CONV_2D, inputs, [output(T.TENSOR_FLOAT32)])
+        return y
+
+    assert run(4).shape == (1, 4, 4, 1)
+    with pytest.raises(UnspecifiedResult):
+        run(3)
 
 
 def test_bias_scale_must_be_input_scale_times_filter_scale():

@@ -249,6 +249,29 @@ def test_copy_to_of_an_execution_result_is_judged_within_tolerance_then_known_ex
     assert judge_copy_to(written(SUM, exact=False), 16, NONE, values_of(SUM + 1)).rule == VALUES_MATCH_REFERENCE
 
 
+def test_an_execution_result_off_its_reference_is_not_judged_when_that_reference_is_on_an_edge() -> None:
+    asked = []
+
+    def stable(answer: bool):
+        def probe() -> bool:
+            asked.append(answer)
+            return answer
+
+        return probe
+
+    edge = buffer()
+    edge.write(Content((2, 2), SUM, False, stable=stable(False)))
+    assert judge_copy_to(edge, 16, NONE, values_of(SUM + 1)) is None
+    assert edge.content.exact  # what the driver wrote is known from then on
+    firm = buffer()
+    firm.write(Content((2, 2), SUM, False, stable=stable(True)))
+    assert judge_copy_to(firm, 16, NONE, values_of(SUM + 1)).rule == VALUES_MATCH_REFERENCE
+    within = buffer()
+    within.write(Content((2, 2), SUM, False, stable=stable(False)))
+    assert judge_copy_to(within, 16, NONE, values_of(SUM)) is None
+    assert asked == [False, True]  # asked only of values out of tolerance
+
+
 def test_a_read_settles_an_open_state() -> None:
     b = written()
     b.unsure()

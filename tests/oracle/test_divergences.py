@@ -10,6 +10,7 @@ from harness.case import Case, inputs_from_json, model_from_json, simple_request
 from harness.drivers import create_device, variants
 from harness.hal import element_size
 from harness.oracle.divergences import DIVERGENCES, Divergence, Sighting, matching
+from harness.oracle.verdict import Outcome, Verdict
 from harness.reference import run_model
 from harness.targets import TARGETS
 
@@ -233,3 +234,80 @@ def test_clip_quant_fusion_epsilon_matches_only_a_domain_within_epsilon_beyond_t
     found = matching(Sighting("onnxruntime", "all", model, _wrong("RELU6")))
     assert (found is divergence) is shown
     assert matching(Sighting("onnxruntime", "basic", model, _wrong("RELU6"))) is None
+
+
+@pytest.mark.parametrize(("input_scale", "shown"), [(2.0**22, True), (2.0**17, True), (2.0**16, False), (0.5, False)])
+def test_requantize_overflow_of_a_per_channel_convolution_matches_from_its_threshold_multiplier_on(
+    input_scale: float, shown: bool
+) -> None:
+    # The filter's channel holds one weight of 45: its accumulator reaches 45 * 255 = 11475 at most. The multiplier
+    # (input scale * 2^-6 / 2^-6) is 2^e * 0.5 with e = log2(input scale) + 1; 11475 * 2^e passes 2^31 from e = 18 on.
+    divergence = DIVERGENCES["litert-requantize-left-shift-overflow"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][0]["scale"] = input_scale
+    model = model_from_json(model_json)
+    found = matching(Sighting("ai-edge-litert", "optimized", model, _wrong("DEPTHWISE_CONV_2D")))
+    assert (found is divergence) is shown
+
+
+@pytest.mark.parametrize(
+    ("input_dims", "aux_dims", "shown"),
+    [([2, 1, 1], [2, 1, 2], True), ([0, 0, 0], [0, 0, 0], True), ([2, 1, 2], [2, 1, 2], False)],
+    ids=["narrower", "left-to-the-execution", "as-wide"],
+)
+def test_time_major_cross_aux_rnn_matches_widths_that_differ_or_the_model_leaves_open(
+    input_dims: list[int], aux_dims: list[int], shown: bool
+) -> None:
+    # A campaign's case gave both widths at run time only (dimensions 0 in the model); the engine read past the
+    # narrower auxiliary input there.
+    divergence = DIVERGENCES["litert-bidirectional-rnn-time-major-cross-aux"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][0]["dimensions"], model_json["operands"][9]["dimensions"] = input_dims, aux_dims
+    model = model_from_json(model_json)
+    found = matching(Sighting("ai-edge-litert", "optimized", model, _wrong("BIDIRECTIONAL_SEQUENCE_RNN")))
+    assert (found is divergence) is shown
+
+
+def _maximum(input_scale: float):
+    """MAXIMUM of a run-time int8 input at `input_scale` and a constant 0 at 1/8, into an output at 1/16."""
+    operands = [
+        {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [1, 1], "scale": input_scale, "zeroPoint": 0},
+        {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [1, 1], "scale": 0.125, "zeroPoint": 0},
+        {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [1, 1], "scale": 0.0625, "zeroPoint": 0},
+    ]
+    for operand, lifetime in zip(operands, ("SUBGRAPH_INPUT", "CONSTANT_COPY", "SUBGRAPH_OUTPUT")):
+        operand["lifetime"] = lifetime
+    operands[1]["value"] = [0]
+    return model_from_json(
+        {
+            "operands": operands,
+            "operations": [{"type": "MAXIMUM", "inputs": [0, 1], "outputs": [2]}],
+            "inputIndexes": [0],
+            "outputIndexes": [2],
+            "relaxComputationFloat32toFloat16": False,
+        }
+    )
+
+
+@pytest.mark.parametrize(("input_scale", "shown"), [(2.0**24, True), (2.0**20, True), (2.0**16, False)])
+def test_requantize_overflow_of_a_maximum_input_matches_from_a_scale_ratio_of_2_to_the_23(
+    input_scale: float, shown: bool
+) -> None:
+    # A campaign's case: input -117 at scale 2^24 came out 127 where max(0, -117 * 2^24) = 0. The ratio to the
+    # output scale is 2^(e - 1) with 255 * 2^e passing 2^31 from e = 24 on.
+    divergence = DIVERGENCES["litert-requantize-left-shift-overflow"]
+    found = matching(Sighting("ai-edge-litert", "reference", _maximum(input_scale), _wrong("MAXIMUM")))
+    assert (found is divergence) is shown
+
+
+@pytest.mark.parametrize(("largest", "shown"), [(1.000875, True), (1.0, False), (1.003, False)])
+def test_duplicate_node_name_matches_a_largest_value_above_1_by_under_half_a_step(largest: float, shown: bool) -> None:
+    divergence = DIVERGENCES["onnxruntime-duplicate-node-name"]
+    model_json = {**divergence.example["model"]}
+    model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][3]["scale"] = largest / 255
+    failed = Verdict(Outcome.FAILURE, rule="status.expected", title="sync execution answered GENERAL_FAILURE")
+    found = matching(Sighting("onnxruntime", "all", model_from_json(model_json), failed))
+    assert (found is divergence) is shown

@@ -9,7 +9,14 @@ from harness.case.json_model import model_from_json
 from harness.hal import ErrorStatus
 from harness.hal import OperandType as T
 from harness.oracle.divergences import label_apart
-from harness.oracle.engines import ENGINES_DISAGREE, EngineAnswer, Outputs, disagreement, judge_engines_agree
+from harness.oracle.engines import (
+    ENGINES_DISAGREE,
+    EngineAnswer,
+    Outputs,
+    disagreement,
+    explained_by,
+    judge_engines_agree,
+)
 from harness.oracle.rules import verdict_of
 
 NONE = ErrorStatus.NONE
@@ -154,3 +161,17 @@ def test_two_engines_apart_each_with_its_own_divergence_are_labelled_with_both()
     verdict = verdict_of([found.breach], "differential")
     labelled = label_apart(verdict, model, found.apart, identities, found.producer)
     assert labelled.extras["divergence"] == "litert-relu-bound-overflow, onnxruntime-clip-quant-fusion-epsilon"
+
+
+def test_answers_in_the_span_of_the_reference_s_probed_runs_are_explained_element_by_element() -> None:
+    # Three runs of a quant8 output (the reference, a rounding leaning down, one leaning up): an engine may take
+    # either side element by element; one beyond the span by more than the tolerance is not explained.
+    outputs = Outputs([T.TENSOR_QUANT8_ASYMM], ["MUL"], quantized_operations=1)
+    runs = [(np.array([77, 10], np.uint8),), (np.array([76, 10], np.uint8),), (np.array([82, 12], np.uint8),)]
+
+    def answers(*values) -> dict:
+        return {f"e{k}": EngineAnswer(NONE, (np.array(v, np.uint8),)) for k, v in enumerate(values)}
+
+    assert explained_by(runs, answers([77, 10], [82, 12], [80, 11]), 0, outputs)
+    assert explained_by(runs, answers([83, 9]), 0, outputs)  # within the tolerance (1) of the span's ends
+    assert not explained_by(runs, answers([77, 10], [90, 10]), 0, outputs)

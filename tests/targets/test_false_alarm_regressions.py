@@ -56,6 +56,15 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # bidirectional-lstm-layer-norm-equal-rows: a BIDIRECTIONAL_SEQUENCE_LSTM with layer normalization whose weight
     # rows are equal in pairs: the exact gates are equal, the reference's outputs all 0, while float32 rounding grows
     # through the recurrence to -0.16 (the given tensors' nudges must differ from row to row to show it).
+    # memory_domain-fc-squared-double-rounding: the request case's FULLY_CONNECTED (RELU6) then MUL of it by itself,
+    # written into a driver buffer and read back 3 steps off: the read-back is judged under the reference's probes
+    # like any output (the lean shows the edge).
+    # memory_domain-transpose-conv-same-run-time-stride: TRANSPOSE_CONV_2D with SAME and an output height of 4 drawn
+    # for stride 1, then a stride of 3 from a driver buffer: SAME with an output other than input * stride, where
+    # types.hal defines no padding (the reference leaves the result unspecified).
+    # differential-while-mul-squared-rounding: a WHILE then MUL of a value by itself, twice, quant8: the engines
+    # following the HAL's fixed-point arithmetic and those rounding once land 5 steps apart on two elements, both
+    # within the span of the reference's probed results (correct rounding either way, amplified by the squares).
     # box-nms-iou-at-threshold: BOX_WITH_NMS_LIMIT whose two boxes overlap with an IoU of exactly 0.1, its hard-NMS
     # threshold: the float64 reference keeps the second box (5 kept), float32 arithmetic suppresses it (4, the
     # driver's); the native probe shows the edge, and output sizes that hinge on one are not judged.
