@@ -219,7 +219,7 @@ class _Runner:
         values: dict[int, np.ndarray | None] = {}
         for position, (index, value) in enumerate(zip(subgraph.input_indexes, inputs)):
             values[index] = _input_value(subgraph.operands[index], value, position, where, status)
-            if self.perturbation and depth == 0:
+            if self.perturbation and depth == 0 and index not in _read_bitwise(subgraph):
                 values[index] = _nudged_given(values[index], self.perturbation)
         for number, operation in enumerate(subgraph.operations):
             self._execute(subgraph, number, operation, values, depth)
@@ -319,7 +319,7 @@ class _Runner:
                     raise _ExecutionFailed(
                         ErrorStatus.INVALID_ARGUMENT, f"constant operand {index} cannot be read from its location"
                     )
-                if self.perturbation:
+                if self.perturbation and index not in _read_bitwise(subgraph):
                     value = _nudged_given(value, self.perturbation)
                 self._constants[key] = value
             return value
@@ -380,6 +380,18 @@ def _input_value(
     if shape_conflicts(operand.dimensions, array.shape):
         raise _ExecutionFailed(status, f"{where}input {position}: {_shape_conflict(operand.dimensions, array.shape)}")
     return array
+
+
+# Operation inputs whose bits an implementation reads as they are given (LSH_PROJECTION hashes the bytes of its
+# seeds and of its data): no rounding of any implementation touches them, so the stability probe leaves them as given.
+_BITWISE_INPUTS = {int(OperationType.LSH_PROJECTION): (0, 1)}
+
+
+def _read_bitwise(subgraph: Subgraph) -> frozenset[int]:
+    """The operands of the subgraph that some operation reads bit by bit."""
+    return frozenset(
+        op.inputs[k] for op in subgraph.operations for k in _BITWISE_INPUTS.get(int(op.type), ()) if k < len(op.inputs)
+    )
 
 
 def _scattered_steps(n: int) -> np.ndarray:
