@@ -113,7 +113,7 @@ class DifferentialTarget:
         found = disagreement(answers, _outputs(case, live.model), families)
         if found is None:
             return verdict_of([], self.name, **extras)
-        if found.breach.output is not None and _each_a_probe_s(case, live, answers, found.breach.output):
+        if found.breach.output is not None and _within_the_probes_span(case, live, answers, found.breach.output):
             # Values a one-step difference of correct rounding (or an ULP) moves beyond the tolerance: an engine whose
             # answer lies in the span of the reference's results under its stability probes rounds another way,
             # rightly; one beyond it is still judged.
@@ -164,7 +164,7 @@ class DifferentialTarget:
         return verdict_of([], self.name)
 
 
-def _each_a_probe_s(case: Case, live: Live, answers: dict[str, EngineAnswer], position: int) -> bool:
+def _within_the_probes_span(case: Case, live: Live, answers: dict[str, EngineAnswer], position: int) -> bool:
     """Every engine's value of the output lies in the span of the reference's, plain and under its stability
     probes."""
     reference = case.reference()

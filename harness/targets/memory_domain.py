@@ -477,10 +477,9 @@ class _Session:
                 assert b.content is not None and b.content.value is not None
                 values[io] = b.content.value
             reference = run_model(model, values)
-        computed = reference
 
         def stable() -> bool:
-            return computed is None or reference_is_stable(model, values, computed)
+            return reference is None or reference_is_stable(model, values, reference)
 
         sizes = _output_sizes(model, reference)
         small = step.get("smallOutput")
