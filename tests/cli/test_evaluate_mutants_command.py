@@ -90,15 +90,15 @@ def test_an_unknown_recorded_id_is_misuse(tmp_path: Path, capsys) -> None:
 
 
 def test_a_replay_hunts_the_recorded_mutants_with_their_ids_and_reports_the_gone(tmp_path: Path, capsys) -> None:
-    live = _row("M042", "validation/operands.py", "if s <= 0:", "compare_boundary")
-    gone = {**live, "id": "M043", "key": live["key"].replace(":compare_boundary:", ":add_sub:")}
+    live = _row("M042", "validation/operands.py", 'raise invalid(f"{what} is a {type_name(t)} scalar but', "drop_raise")
+    gone = {**live, "id": "M043", "key": live["key"].replace(":drop_raise:", ":add_sub:")}
     record, out = _report(tmp_path / "r.json", [gone, live]), tmp_path / "again.json"
     argv = ["--mutants-from", str(record), "--targets", "validation", "--budget-seconds", "3", "--json", str(out)]
     main_evaluate(argv)
     report = json.loads(out.read_text())
     assert [r["id"] for r in report["mutants"]] == ["M042"]
     assert report["mutants"][0]["recorded_key"] == live["key"] == report["mutants"][0]["key"]
-    # A scale of 0 on a quantized operand no longer refused: the validation target sees it.
+    # A scalar with dimensions no longer refused (V3.scalar_rank): the validation target sees it at once.
     assert report["mutants"][0]["status"] == "killed"
     assert report["config"]["replay_of"] == str(record) and report["config"]["exclude"] == ["faults.py"]
     assert [g["id"] for g in report["replay"]["gone"]] == ["M043"] and report["replay"]["in_place"] == 1
