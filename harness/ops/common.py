@@ -127,7 +127,7 @@ def to_real(value: np.ndarray, operand: Operand) -> np.ndarray:
     """The real (float64) values a stored tensor represents: dequantized when quantized (float32 kept as it is
     under the native-precision probe)."""
     data = np.asarray(value)
-    if data.dtype == np.float32 and _NATIVE_FLOAT32.get():
+    if _NATIVE_FLOAT32.get() and data.dtype == np.float32:  # the flag first: outside the probe it is all it costs
         return data
     if isinstance(operand.extra_params, SymmPerChannelQuantParams):
         scales = np.asarray(operand.extra_params.scales, dtype=np.float32).astype(np.float64)

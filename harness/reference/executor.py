@@ -217,9 +217,10 @@ class _Runner:
                 status, f"{len(inputs)} input values for a {where}subgraph with {len(subgraph.input_indexes)} inputs"
             )
         values: dict[int, np.ndarray | None] = {}
+        bitwise = _read_bitwise(subgraph) if self.perturbation and depth == 0 else frozenset()
         for position, (index, value) in enumerate(zip(subgraph.input_indexes, inputs)):
             values[index] = _input_value(subgraph.operands[index], value, position, where, status)
-            if self.perturbation and depth == 0 and index not in _read_bitwise(subgraph):
+            if self.perturbation and depth == 0 and index not in bitwise:
                 values[index] = _nudged_given(values[index], self.perturbation)
         for number, operation in enumerate(subgraph.operations):
             self._execute(subgraph, number, operation, values, depth)
