@@ -37,6 +37,7 @@ from harness.ops.common import (
     UnspecifiedResult,
     fixed_output_quant,
     from_real,
+    probing_edges,
     round_half_away,
     same_quant_as_input,
     to_real,
@@ -67,6 +68,38 @@ def _quant_box_check(*indices: int):
         return problems
 
     return check
+
+
+# Implementations compute boxes, sizes and overlaps in float32 (quantized ones after dequantizing): a size or an
+# IoU within a few float32 roundings of its threshold may fall on either side of it. Outside the stability probe
+# the comparisons are exact; under it they resolve such values the other way, so an output that rests on one
+# shows as an edge and no driver is judged on which side it took.
+EDGE_ULPS = 16
+_FLOAT32_EPS = float(np.finfo(np.float32).eps)
+
+
+def _edge_band(magnitude: float) -> float:
+    """How far from a threshold a float32 implementation's value of this magnitude may land."""
+    return EDGE_ULPS * _FLOAT32_EPS * max(magnitude, 1.0)
+
+
+def reaches(value: float, threshold: float, magnitude: float = 1.0) -> bool:
+    """value >= threshold; within the float32 band of it, the side the running stability probe names."""
+    return bool(value >= threshold + probing_edges() * _edge_band(magnitude))
+
+
+def exceeds(value: float, threshold: float, magnitude: float = 1.0) -> bool:
+    """value > threshold; within the float32 band of it, the side the running stability probe names."""
+    return bool(value > threshold + probing_edges() * _edge_band(magnitude))
+
+
+def overlap_magnitude(a: np.ndarray, b: np.ndarray) -> float:
+    """How many times its own error an IoU of the two boxes carries: float32 rounds the coordinates relative to
+    their size, and the IoU inherits that error relative to the smallest side."""
+    sides = [s for s in (a[2] - a[0], a[3] - a[1], b[2] - b[0], b[3] - b[1]) if s > 0]
+    if not sides:
+        return 1.0
+    return float(max(np.abs(a).max(), np.abs(b).max())) / min(sides)
 
 
 def iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -173,11 +206,12 @@ def soft_nms(
         selected.append((best, live.pop(best)))
         for k in list(live):
             overlap = iou(boxes[best], boxes[k])
+            at_threshold = reaches(overlap, iou_threshold, overlap_magnitude(boxes[best], boxes[k]))
             if kernel == HARD:
-                if overlap >= iou_threshold:
+                if at_threshold:
                     live[k] = 0.0
             elif kernel == LINEAR:
-                if overlap >= iou_threshold:
+                if at_threshold:
                     live[k] *= 1.0 - overlap
             else:
                 live[k] *= np.exp(-overlap * overlap / sigma)
@@ -503,7 +537,12 @@ def hard_nms(scores: np.ndarray, boxes: np.ndarray, order: list[int], iou_thresh
     while live and (limit <= 0 or len(kept) < limit):
         best = max(live, key=lambda k: scores[k])
         kept.append(best)
-        live = [k for k in live if k != best and iou(boxes[best], boxes[k]) < iou_threshold]
+        live = [
+            k
+            for k in live
+            if k != best
+            and not reaches(iou(boxes[best], boxes[k]), iou_threshold, overlap_magnitude(boxes[best], boxes[k]))
+        ]
     return kept
 
 
@@ -559,7 +598,8 @@ def _transform(boxes: np.ndarray, deltas: np.ndarray, img_h: float, img_w: float
 
 def _big_enough(box: np.ndarray, min_size: float, img_h: float, img_w: float) -> bool:
     width, height = box[2] - box[0], box[3] - box[1]
-    if not (width >= min_size and height >= min_size):
+    magnitude = float(np.abs(box).max())
+    if not (reaches(width, min_size, magnitude) and reaches(height, min_size, magnitude)):
         return False
     if box[0] + width / 2 < img_w and box[1] + height / 2 < img_h:
         return True
@@ -619,7 +659,10 @@ def _nms_above(
         if len(kept) >= limit:
             break
         # IoU does not depend on the coordinate order, so [y1, x1, y2, x2] boxes work as they are.
-        if all(iou(boxes_yx[k], boxes_yx[j]) <= iou_threshold for j in kept):
+        if not any(
+            exceeds(iou(boxes_yx[k], boxes_yx[j]), iou_threshold, overlap_magnitude(boxes_yx[k], boxes_yx[j]))
+            for j in kept
+        ):
             kept.append(k)
     return kept
 

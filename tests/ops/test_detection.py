@@ -169,3 +169,39 @@ def test_a_proposal_centred_outside_the_image_is_not_judged():
         _big_enough(np.array([0.0, 0.0, 0.0, 0.0]), 0.0, 0.0, 0.0)
     with pytest.raises(UnspecifiedResult):
         _big_enough(np.array([4.0, 1.0, 4.0, 2.0]), 0.0, 4.0, 4.0)
+
+
+@pytest.mark.parametrize("probe", [-1, 1])
+def test_sizes_and_overlaps_within_float32_rounding_of_their_threshold_turn_under_the_probe(probe):
+    # A box exactly min_size high (a float32 implementation lands a rounding either side) and an IoU exactly at
+    # the NMS threshold are edges: outside the probe the comparison is exact, under it the edge resolves the way
+    # the probe leans, so exactly one of the two probes flips each comparison.
+    from harness.ops.common import quantization_nudge
+    from harness.ops.detection import _big_enough, exceeds, reaches
+
+    box = np.array([1.0, 0.5, 3.0, 1.0])  # height exactly 0.5
+    a, b = np.array([0.0, 0.0, 2.0, 1.0]), np.array([1.0, 0.0, 3.0, 1.0])  # IoU exactly 1/3
+    assert _big_enough(box, 0.5, 8.0, 6.0) and reaches(iou(a, b), 1 / 3) and not exceeds(iou(a, b), 1 / 3)
+    with quantization_nudge(probe * 1e-9):
+        assert _big_enough(box, 0.5, 8.0, 6.0) is (probe < 0)
+        assert reaches(iou(a, b), 1 / 3) is (probe < 0)
+        assert exceeds(iou(a, b), 1 / 3) is (probe < 0)
+        # Far from the threshold in float32 terms, the probe changes nothing.
+        assert _big_enough(box, 0.4999, 8.0, 6.0) and not _big_enough(box, 0.5001, 8.0, 6.0)
+        assert exceeds(0.3334, 1 / 3) and not reaches(0.3333, 1 / 3)
+
+
+def test_a_proposal_exactly_min_size_high_is_an_edge_of_the_reference():
+    # The baseline campaign's case: a quantized GENERATE_PROPOSALS whose one box is exactly min_size high; the
+    # reference keeps it, and the stability check calls that output an edge.
+    import json
+    from pathlib import Path
+
+    from harness.case import Case
+    from harness.oracle.outputs import reference_is_stable
+
+    path = Path(__file__).parents[1] / "targets/false_alarms/request-generate-proposals-box-at-min-size.json"
+    case = Case.from_json(json.loads(path.read_text()))
+    live, base = case.materialized(), case.reference()
+    assert base.outputs[0].shape == (3,)
+    assert not reference_is_stable(live.model, live.inputs, base)

@@ -71,6 +71,10 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # bidirectional-lstm-layer-norm-float32-drift: a float32 BIDIRECTIONAL_SEQUENCE_LSTM over 23 steps with layer
     # normalization over two units: computed in float32 (numpy, ONNX Runtime, and the reference's native probe, to
     # the last digit) its cell state lands 1.4e-5 from float64; no single nudge shows it.
+    # request-generate-proposals-box-at-min-size: quantized GENERATE_PROPOSALS whose one box is exactly min_size
+    # (0.5) high: float64 keeps it (3 proposals), the driver's float32 arithmetic lands a rounding below (2); the
+    # reference's size and IoU comparisons resolve values within float32 rounding of their threshold the other way
+    # under the stability probe, and output sizes that hinge on such an edge are not judged.
     case = Case.from_json(json.loads(path.read_text()))
     assert_passes(TARGETS[case.target].run(case, create_device(faults=[])), case)
 
