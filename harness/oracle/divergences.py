@@ -380,24 +380,29 @@ register(
 )
 
 
-_RELU1 = 2  # the HAL's fused activation code
-_RELU1_FUSED = frozenset({OperationType.ADD, OperationType.MUL})
+# The HAL's fused activation codes whose clip has an upper bound, with their bounds.
+_BOUNDED_ACTIVATIONS = {2: (-1.0, 1.0), 3: (0.0, 6.0)}  # RELU1, RELU6
+_ACTIVATION_FUSED = frozenset({OperationType.ADD, OperationType.MUL})
 
 
 def _clip_redundant_by_under_half_a_step(model: Model, op: Operation) -> bool:
-    """A quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than half a step
-    (and whose least lies at -1 or above): once quantized, the clip bounds are the type's ends."""
+    """A quantized ADD or MUL with RELU1 or RELU6 fused whose output's largest value lies above the clip's upper
+    bound by less than half a step (and whose least lies at its lower bound or above): once quantized, the clip
+    bounds are the type's ends."""
     main = model.main
-    if op.type not in _RELU1_FUSED or len(op.inputs) < 3:
+    if op.type not in _ACTIVATION_FUSED or len(op.inputs) < 3:
         return False
     activation = constant_value(model, main, op.inputs[2])
     out = main.operands[op.outputs[0]]
     stored = _QUANT8_RANGES.get(out.type)  # type: ignore[call-overload]
-    if activation is None or int(np.asarray(activation).reshape(-1)[0]) != _RELU1 or stored is None:
+    if activation is None or stored is None:
+        return False
+    bounds = _BOUNDED_ACTIVATIONS.get(int(np.asarray(activation).reshape(-1)[0]))
+    if bounds is None:
         return False
     scale = float(out.scale)
     least, largest = scale * (stored[0] - out.zero_point), scale * (stored[1] - out.zero_point)
-    return least >= -1.0 and 0.0 < largest - 1.0 < scale / 2
+    return least >= bounds[0] and 0.0 < largest - bounds[1] < scale / 2
 
 
 register(
@@ -407,9 +412,11 @@ register(
         kernel_sets=frozenset({"extended", "all"}),
         operation=OperationType.ADD,
         nature="bug",
-        condition="a quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than "
-        "half a quantization step (uint8, zero point 0, scale 0.003925: largest 1.000875)",
-        hal="ADD/MUL with RELU1: the result clamped to [-1, 1], then quantized into the output's scale and zero point",
+        condition="a quantized ADD or MUL with RELU1 or RELU6 fused whose output's least value lies at the clip's "
+        "lower bound or above and whose largest lies above its upper bound by less than half a quantization step "
+        "(uint8, zero point 0, scale 0.003925: largest 1.000875; int8, zero point -128, largest 6.0001)",
+        hal="ADD/MUL with RELU1 (RELU6): the result clamped to [-1, 1] ([0, 6]), then quantized into the output's "
+        "scale and zero point",
         behaviour="at the extended and all optimization levels the session fails to initialize ('This is an invalid "
         "model. Error: two nodes with same node name'): an optimizer step that drops the Clip whose quantized bounds "
         "are the type's ends gives a new node the name of an existing one",

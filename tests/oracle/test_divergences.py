@@ -302,11 +302,18 @@ def test_requantize_overflow_of_a_maximum_input_matches_from_a_scale_ratio_of_2_
     assert (found is divergence) is shown
 
 
-@pytest.mark.parametrize(("largest", "shown"), [(1.000875, True), (1.0, False), (1.003, False)])
-def test_duplicate_node_name_matches_a_largest_value_above_1_by_under_half_a_step(largest: float, shown: bool) -> None:
+@pytest.mark.parametrize(
+    ("activation", "largest", "shown"),
+    [(2, 1.000875, True), (2, 1.0, False), (2, 1.003, False), (3, 6.0001, True), (3, 6.0, False), (3, 6.02, False)],
+)
+def test_duplicate_node_name_matches_a_largest_value_above_the_clip_bound_by_under_half_a_step(
+    activation: int, largest: float, shown: bool
+) -> None:
+    # RELU1 (2) clips at 1, RELU6 (3) at 6; a campaign's case was an int8 ADD with RELU6 whose largest value is 6.0001.
     divergence = DIVERGENCES["onnxruntime-duplicate-node-name"]
     model_json = {**divergence.example["model"]}
     model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][2]["value"] = [activation]
     model_json["operands"][3]["scale"] = largest / 255
     failed = Verdict(Outcome.FAILURE, rule="status.expected", title="sync execution answered GENERAL_FAILURE")
     found = matching(Sighting("onnxruntime", "all", model_from_json(model_json), failed))
