@@ -175,6 +175,11 @@ def round_half_away(x: np.ndarray) -> np.ndarray:
 # fixed-point implementation rounds the exact tie by its own convention. Under +nudge and -nudge such a value
 # rounds both ways, which shows the case to be on an edge instead of charging the driver with a one-step difference.
 _QUANTIZATION_NUDGE: ContextVar[float] = ContextVar("quantization_nudge", default=0.0)
+# With a scattered nudge each value goes up or down by a fixed pattern instead: implementations resolve exact ties
+# element by element (by their own convention, or by how their arithmetic lands near the tie), and a normalization
+# of tied values (SOFTMAX over a row) cancels a nudge that moves them all the same way.
+_NUDGE_SCATTERED: ContextVar[bool] = ContextVar("quantization_nudge_scattered", default=False)
+_NUDGE_PATTERN_SEED = 20261127
 # True while a `quiet` kernel runs: numpy's floating-point warnings are off, so the kernels and from_real calls it
 # makes need no np.errstate of their own (entering one costs more than many a kernel's arithmetic).
 _QUIET: ContextVar[bool] = ContextVar("quiet_kernel", default=False)
@@ -188,13 +193,22 @@ _NATIVE_FLOAT32: ContextVar[bool] = ContextVar("native_float32", default=False)
 
 
 @contextmanager
-def quantization_nudge(relative: float) -> Iterator[None]:
-    """Within the block, from_real scales values by (1 + relative) just before rounding them to a quantized type."""
+def quantization_nudge(relative: float, scattered: bool = False) -> Iterator[None]:
+    """Within the block, from_real scales values by (1 + relative) just before rounding them to a quantized type
+    (when `scattered`, by 1 + relative or 1 - relative, element by element, in a fixed pattern)."""
     token = _QUANTIZATION_NUDGE.set(relative)
+    scatter_token = _NUDGE_SCATTERED.set(scattered)
     try:
         yield
     finally:
+        _NUDGE_SCATTERED.reset(scatter_token)
         _QUANTIZATION_NUDGE.reset(token)
+
+
+@functools.lru_cache(maxsize=64)
+def _nudge_pattern(size: int) -> np.ndarray:
+    """`size` signs, +1 or -1, the same for every call (a seeded draw)."""
+    return np.random.default_rng(_NUDGE_PATTERN_SEED).choice(np.array([-1.0, 1.0]), size=size)
 
 
 @contextmanager
@@ -243,7 +257,10 @@ def _stored(real: np.ndarray, operand: Operand, dtype: np.dtype) -> np.ndarray:
         scaled = real / hal_scale(operand.scale)
         nudge = _QUANTIZATION_NUDGE.get()
         if nudge:
-            scaled = scaled * (1.0 + nudge)
+            if _NUDGE_SCATTERED.get() and scaled.size:
+                scaled = scaled * (1.0 + nudge * _nudge_pattern(scaled.size).reshape(scaled.shape))
+            else:
+                scaled = scaled * (1.0 + nudge)
         lean = _QUANTIZATION_LEAN.get()
         if lean:
             scaled = scaled + lean

@@ -155,10 +155,23 @@ _WRONG_VALUE_RULES = ("accuracy.", "memory_domain.values_match_reference")
 
 def _wrong_values_at(s: Sighting, *operations: str) -> bool:
     """The sighting is a wrong-values failure at an output written by one of these operations (type names), or by
-    an operation of main computed from one of theirs: wrong values travel down the graph."""
+    an operation of main computed from one of theirs, or by an IF or WHILE whose subgraphs hold one: wrong values
+    travel down the graph and out of the subgraphs."""
     if not (s.verdict.rule or "").startswith(_WRONG_VALUE_RULES):
         return False
-    return s.verdict.locus in operations or bool(_upstream(s.model.main, s.verdict.locus) & set(operations))
+    sources = {s.verdict.locus, *_upstream(s.model.main, s.verdict.locus)}
+    if sources & _CONTROL_FLOW:
+        sources |= {_type_name(op.type) for graph in s.model.referenced for op in graph.operations}
+    return bool(sources & set(operations))
+
+
+# Operations whose outputs the referenced subgraphs compute.
+_CONTROL_FLOW = frozenset({OperationType.IF.name, OperationType.WHILE.name})
+
+
+def _graph_operations(model: Model) -> list[tuple[Subgraph, Operation]]:
+    """Every operation of the model with the subgraph it belongs to, main's first."""
+    return [(graph, op) for graph in (model.main, *model.referenced) for op in graph.operations]
 
 
 def _upstream(main: Subgraph, locus: str) -> set[str]:
@@ -380,24 +393,29 @@ register(
 )
 
 
-_RELU1 = 2  # the HAL's fused activation code
-_RELU1_FUSED = frozenset({OperationType.ADD, OperationType.MUL})
+# The HAL's fused activation codes whose clip has an upper bound, with their bounds.
+_BOUNDED_ACTIVATIONS = {2: (-1.0, 1.0), 3: (0.0, 6.0)}  # RELU1, RELU6
+_ACTIVATION_FUSED = frozenset({OperationType.ADD, OperationType.MUL})
 
 
 def _clip_redundant_by_under_half_a_step(model: Model, op: Operation) -> bool:
-    """A quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than half a step
-    (and whose least lies at -1 or above): once quantized, the clip bounds are the type's ends."""
+    """A quantized ADD or MUL with RELU1 or RELU6 fused whose output's largest value lies above the clip's upper
+    bound by less than half a step (and whose least lies at its lower bound or above): once quantized, the clip
+    bounds are the type's ends."""
     main = model.main
-    if op.type not in _RELU1_FUSED or len(op.inputs) < 3:
+    if op.type not in _ACTIVATION_FUSED or len(op.inputs) < 3:
         return False
     activation = constant_value(model, main, op.inputs[2])
     out = main.operands[op.outputs[0]]
     stored = _QUANT8_RANGES.get(out.type)  # type: ignore[call-overload]
-    if activation is None or int(np.asarray(activation).reshape(-1)[0]) != _RELU1 or stored is None:
+    if activation is None or stored is None:
+        return False
+    bounds = _BOUNDED_ACTIVATIONS.get(int(np.asarray(activation).reshape(-1)[0]))
+    if bounds is None:
         return False
     scale = float(out.scale)
     least, largest = scale * (stored[0] - out.zero_point), scale * (stored[1] - out.zero_point)
-    return least >= -1.0 and 0.0 < largest - 1.0 < scale / 2
+    return least >= bounds[0] and 0.0 < largest - bounds[1] < scale / 2
 
 
 register(
@@ -407,9 +425,11 @@ register(
         kernel_sets=frozenset({"extended", "all"}),
         operation=OperationType.ADD,
         nature="bug",
-        condition="a quantized ADD or MUL with RELU1 fused whose output's largest value lies above 1 by less than "
-        "half a quantization step (uint8, zero point 0, scale 0.003925: largest 1.000875)",
-        hal="ADD/MUL with RELU1: the result clamped to [-1, 1], then quantized into the output's scale and zero point",
+        condition="a quantized ADD or MUL with RELU1 or RELU6 fused whose output's least value lies at the clip's "
+        "lower bound or above and whose largest lies above its upper bound by less than half a quantization step "
+        "(uint8, zero point 0, scale 0.003925: largest 1.000875; int8, zero point -128, largest 6.0001)",
+        hal="ADD/MUL with RELU1 (RELU6): the result clamped to [-1, 1] ([0, 6]), then quantized into the output's "
+        "scale and zero point",
         behaviour="at the extended and all optimization levels the session fails to initialize ('This is an invalid "
         "model. Error: two nodes with same node name'): an optimizer step that drops the Clip whose quantized bounds "
         "are the type's ends gives a new node the name of an existing one",
@@ -570,16 +590,16 @@ def _shift_wraps(largest: float, multiplier: float) -> bool:
     return exponent > 0 and largest * 2.0**exponent >= 2.0**31
 
 
-def _convolution_wraps(model: Model, op: Operation) -> bool:
+def _convolution_wraps(model: Model, graph: Subgraph, op: Operation) -> bool:
     """Some output channel of this per-channel convolution can reach an accumulator that wraps (the largest the
     channel's weights and bias allow)."""
-    main = model.main
-    source, weights, out = (main.operands[op.inputs[0]], main.operands[op.inputs[1]], main.operands[op.outputs[0]])
+    operands = graph.operands
+    source, weights, out = (operands[op.inputs[0]], operands[op.inputs[1]], operands[op.outputs[0]])
     params = weights.extra_params
     if weights.type != OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL or params is None or not out.scale > 0:
         return False
-    values = constant_value(model, main, op.inputs[1])
-    bias = constant_value(model, main, op.inputs[2]) if len(op.inputs) > 2 else None
+    values = constant_value(model, graph, op.inputs[1])
+    bias = constant_value(model, graph, op.inputs[2]) if len(op.inputs) > 2 else None
     channels = len(params.scales)
     if values is None:  # given at run time: any weight up to 127
         magnitudes = np.full(channels, 127.0 * max(1, math.prod(weights.dimensions) // max(channels, 1)))
@@ -593,25 +613,24 @@ def _convolution_wraps(model: Model, op: Operation) -> bool:
     )
 
 
-def _requantized_input_wraps(model: Model, op: Operation) -> bool:
+def _requantized_input_wraps(model: Model, graph: Subgraph, op: Operation) -> bool:
     """A quantized input of this MAXIMUM or MINIMUM, brought to the output's scale, can wrap (|x - zero point| up to
     255)."""
-    main = model.main
-    out = main.operands[op.outputs[0]]
+    out = graph.operands[op.outputs[0]]
     if out.type not in _QUANT8 or not out.scale > 0:
         return False
-    return any(_shift_wraps(255.0, float(main.operands[i].scale) / float(out.scale)) for i in op.inputs[:2])
+    return any(_shift_wraps(255.0, float(graph.operands[i].scale) / float(out.scale)) for i in op.inputs[:2])
 
 
 def _requantize_overflow(s: Sighting) -> bool:
     """Wrong values at (or downstream of) a per-channel CONV_2D or DEPTHWISE_CONV_2D, or a quantized MAXIMUM or
-    MINIMUM, of main whose requantization can wrap around int32."""
+    MINIMUM, whose requantization can wrap around int32."""
     if not _wrong_values_at(s, *(o.name for o in _PER_CHANNEL_CONVOLUTIONS | _REQUANTIZED_INPUTS)):
         return False
     checks = {o: _convolution_wraps for o in _PER_CHANNEL_CONVOLUTIONS} | {
         o: _requantized_input_wraps for o in _REQUANTIZED_INPUTS
     }
-    return any(op.type in checks and checks[op.type](s.model, op) for op in s.model.main.operations)
+    return any(op.type in checks and checks[op.type](s.model, graph, op) for graph, op in _graph_operations(s.model))
 
 
 register(
@@ -634,6 +653,65 @@ register(
         "result that should saturate at one end of the range comes out at the other (127 for -128, -128 for 127); "
         "the XNNPACK delegate leaves such operators to the same kernels",
         matches=_requantize_overflow,
+    )
+)
+
+
+# Where LiteRT's optimized quantized ADD was seen to wrap: an input's offset from its zero point, rescaled to the
+# output's scale, beyond the int16 range.
+_INT16_LARGEST = 2**15 - 1
+_ADD_BLOCK = 8  # elements per step of the kernel's vectorized loop
+
+
+def _add_input_wraps(model: Model, graph: Subgraph, op: Operation) -> bool:
+    """An input of this quantized ADD, rescaled to the output's scale, can pass int16: its largest offset from its
+    zero point (the constant's, or the type's whole range for a value given at run time) times input scale /
+    output scale."""
+    out = graph.operands[op.outputs[0]]
+    if out.type not in _QUANT8 or not out.scale > 0:
+        return False
+    if out.dimensions and all(out.dimensions) and math.prod(out.dimensions) < _ADD_BLOCK:
+        return False  # only the vectorized loop wraps: fewer elements than one block are computed right
+    for index in op.inputs[:2]:
+        operand = graph.operands[index]
+        stored = _QUANT8_RANGES.get(operand.type)  # type: ignore[call-overload]
+        if stored is None:
+            continue
+        values = constant_value(model, graph, index)
+        reach = np.asarray(stored if values is None else values, dtype=np.float64) - operand.zero_point
+        if reach.size and float(np.abs(reach).max()) * float(operand.scale) / float(out.scale) > _INT16_LARGEST:
+            return True
+    return False
+
+
+def _add_rescale_wraps(s: Sighting) -> bool:
+    """Wrong values at (or downstream of) a quantized ADD an input of which, rescaled, can pass int16."""
+    if not _wrong_values_at(s, OperationType.ADD.name):
+        return False
+    return any(
+        op.type == OperationType.ADD and _add_input_wraps(s.model, graph, op)
+        for graph, op in _graph_operations(s.model)
+    )
+
+
+register(
+    Divergence(
+        id="litert-add-rescale-int16-wrap",
+        engine="ai-edge-litert",
+        kernel_sets=frozenset({"optimized", "xnnpack"}),
+        operation=OperationType.ADD,
+        nature="bug",
+        condition="a quantized ADD (uint8 or int8) of 8 elements or more with an input whose offset from its zero "
+        "point, times its scale over the output's, lies beyond the int16 range: e.g. input scale 300 times the "
+        "output's, offset 110 or more (a baseline campaign's WHILE body added a constant at scale 43586 to a "
+        "value at scale 0.091)",
+        hal="ADD: the real-valued sum quantized into the output's scale and zero point, saturated to the type's "
+        "range: a sum far beyond the range gives its end",
+        behaviour="the optimized kernel (which the XNNPACK kernel set runs as well) carries each input, rescaled "
+        "to the output's scale, in 16 bits in its loop over blocks of 8 elements: beyond +-32767 the value wraps "
+        "modulo 2^16, so a sum that should saturate at one end comes out at the other or anywhere between; the "
+        "elements left over after the last whole block, SUB and the reference kernel saturate",
+        matches=_add_rescale_wraps,
     )
 )
 

@@ -4,9 +4,10 @@
 - `quantized_operations`: how many operations round to a quantized type (the random-graph accuracy criterion).
 - `output_producer`: the operation writing an output (the locus of a wrong value, for signatures).
 - `reference_is_stable`: whether the reference's outputs survive one-ULP nudges of every intermediate result,
-  every quantized rounding leaning as far as correct fixed-point rounding may (LEAN_STEPS), and float32 arithmetic
-  carried out in float32; when they do not (a FLOOR, a comparison or a threshold sits on an edge, or a graph
-  amplifies a legitimate one-step difference beyond its tolerance), no implementation can be judged on them.
+  every quantized rounding leaning as far as correct fixed-point rounding may (LEAN_STEPS), rounding ties resolved
+  element by element, and float32 arithmetic carried out in float32; when they do not (a FLOOR, a comparison or a
+  threshold sits on an edge, or a graph amplifies a legitimate one-step difference beyond its tolerance), no
+  implementation can be judged on them.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def reference_is_stable(
 ) -> bool:
     """True when the reference's outputs stay within tolerance (exactly equal where the HAL defines them exactly)
     under every probe: every float result nudged by one epsilon (edges the HAL leaves open resolved the other way),
-    every quantized rounding leaning LEAN_STEPS down, then up, and float32 arithmetic computed in float32."""
+    every quantized rounding leaning LEAN_STEPS down, then up, values about to be quantized nudged up or down
+    element by element, and float32 arithmetic computed in float32."""
     main = model.main
     types = [main.operands[i].type for i in main.output_indexes]
     relaxed = model.relax_computation_float32_to_float16
@@ -119,4 +121,9 @@ def _probes(model: Model, quantized: int) -> list[dict]:
     several = any(op.type in SEVERAL_ROUNDINGS for g in (model.main, *model.referenced) for op in g.operations)
     if quantized and not several:
         probes += [{"lean": lean} for lean in (-LEAN_STEPS, LEAN_STEPS)]
+    if quantized:
+        # Ties resolved element by element: the nudges and leans move every tie the same way, which a normalization
+        # of tied values cancels (SOFTMAX after a RESIZE_BILINEAR that averages to exact half steps: an engine
+        # rounding some ties up and others down lands 7 steps from both).
+        probes += [{"perturbation": p, "scatter": True} for p in _PERTURBATIONS]
     return probes

@@ -88,6 +88,7 @@ def run_model(
     perturbation: int = 0,
     lean: float = 0.0,
     native: bool = False,
+    scatter: bool = False,
 ) -> ReferenceResult:
     """Execute `model` on `inputs` (one per main input, None = no value) with the reference kernels.
 
@@ -97,7 +98,8 @@ def run_model(
     stable under the per-step rounding differences any correct implementation may have. `lean` (in quantization
     steps, signed) is added to every value about to be quantized: the rounding-bias probe (harness.oracle.bias).
     `native` runs the kernels' arithmetic on float32 tensors in float32: a probe of whether the outputs survive the
-    precision a float32 implementation computes at.
+    precision a float32 implementation computes at. `scatter` sends the nudge of values about to be quantized up or
+    down element by element (a fixed pattern) instead of all one way: ties resolved element by element.
     Raises NoKernelError, before running anything, if an operation of any subgraph has no reference kernel.
     """
     kernels = _kernels(model)
@@ -107,7 +109,7 @@ def run_model(
         # warnings-as-errors, into exceptions).
         with (
             np.errstate(all="ignore"),
-            quantization_nudge(perturbation * QUANTIZATION_NUDGE_PER_STEP),
+            quantization_nudge(perturbation * QUANTIZATION_NUDGE_PER_STEP, scattered=scatter),
             quantization_lean(lean),
             native_float32(native),
         ):

@@ -302,12 +302,118 @@ def test_requantize_overflow_of_a_maximum_input_matches_from_a_scale_ratio_of_2_
     assert (found is divergence) is shown
 
 
-@pytest.mark.parametrize(("largest", "shown"), [(1.000875, True), (1.0, False), (1.003, False)])
-def test_duplicate_node_name_matches_a_largest_value_above_1_by_under_half_a_step(largest: float, shown: bool) -> None:
+@pytest.mark.parametrize(
+    ("activation", "largest", "shown"),
+    [(2, 1.000875, True), (2, 1.0, False), (2, 1.003, False), (3, 6.0001, True), (3, 6.0, False), (3, 6.02, False)],
+)
+def test_duplicate_node_name_matches_a_largest_value_above_the_clip_bound_by_under_half_a_step(
+    activation: int, largest: float, shown: bool
+) -> None:
+    # RELU1 (2) clips at 1, RELU6 (3) at 6; a campaign's case was an int8 ADD with RELU6 whose largest value is 6.0001.
     divergence = DIVERGENCES["onnxruntime-duplicate-node-name"]
     model_json = {**divergence.example["model"]}
     model_json["operands"] = [dict(o) for o in model_json["operands"]]
+    model_json["operands"][2]["value"] = [activation]
     model_json["operands"][3]["scale"] = largest / 255
     failed = Verdict(Outcome.FAILURE, rule="status.expected", title="sync execution answered GENERAL_FAILURE")
     found = matching(Sighting("onnxruntime", "all", model_from_json(model_json), failed))
     assert (found is divergence) is shown
+
+
+@pytest.mark.parametrize(
+    ("ratio", "elements", "shown"),
+    [(300.0, 16, True), (262.0, 16, True), (255.0, 16, False), (300.0, 8, True), (300.0, 7, False)],
+)
+def test_add_rescale_wrap_shows_and_matches_beyond_int16_in_whole_blocks_of_8(
+    ratio: float, elements: int, shown: bool
+) -> None:
+    # Offsets 127 and -128 rescaled by `ratio`: beyond 32767 from a ratio of 256 on (262 * 127 = 33274); the
+    # kernel's vectorized loop takes 8 elements at a time and computes a shorter tail right.
+    divergence = DIVERGENCES["litert-add-rescale-int16-wrap"]
+    example = {**divergence.example, "model": {**divergence.example["model"]}}
+    operands = [{**o, "dimensions": [elements]} for o in example["model"]["operands"]]
+    operands[2]["dimensions"] = []
+    operands[1]["scale"] = operands[3]["scale"] * ratio
+    example["model"]["operands"] = operands
+    example["inputs"] = [
+        {"dimensions": [elements], "value": [128] * elements},
+        {"dimensions": [elements], "value": ([0, 255] * elements)[:elements]},
+    ]
+    case = case_of(example)
+    verdict = TARGETS["execution"].run(case, create_device("driver_under_test:create_litert_device"))
+    assert verdict.ok is not shown, (verdict.rule, verdict.details)
+    model = case.materialized().model
+    found = matching(Sighting("ai-edge-litert", "optimized", model, _wrong("ADD")))
+    assert (found is divergence) is shown
+    case.close()
+
+
+def test_a_divergence_inside_a_while_body_matches_the_while_output() -> None:
+    # A baseline campaign's case: MINIMUM of the loop value and a constant at scale 18343176 (the requantization
+    # wraps) in a WHILE body; the wrong values show at the WHILE's output.
+    divergence = DIVERGENCES["litert-requantize-left-shift-overflow"]
+    model = model_from_json(_WHILE_MINIMUM)
+    assert matching(Sighting("ai-edge-litert", "reference", model, _wrong("WHILE"))) is divergence
+    assert matching(Sighting("ai-edge-litert", "reference", model, _wrong("ADD"))) is None
+
+
+_Q8 = {"type": "TENSOR_QUANT8_ASYMM", "dimensions": [2, 4, 2], "scale": 0.09095876663923264, "zeroPoint": 128}
+_I32 = {"type": "TENSOR_INT32", "dimensions": [1], "scale": 0.0, "zeroPoint": 0}
+_WHILE_MINIMUM = {
+    "operands": [
+        {"type": "SUBGRAPH", "dimensions": [], "lifetime": "SUBGRAPH", "location": {"offset": 0}},
+        {"type": "SUBGRAPH", "dimensions": [], "lifetime": "SUBGRAPH", "location": {"offset": 1}},
+        {**_Q8, "lifetime": "SUBGRAPH_INPUT"},
+        {**_I32, "lifetime": "CONSTANT_COPY", "value": [1]},
+        {**_I32, "lifetime": "SUBGRAPH_INPUT"},
+        {**_Q8, "lifetime": "SUBGRAPH_OUTPUT"},
+    ],
+    "operations": [{"type": "WHILE", "inputs": [0, 1, 2, 3, 4], "outputs": [5]}],
+    "inputIndexes": [2, 4],
+    "outputIndexes": [5],
+    "relaxComputationFloat32toFloat16": False,
+    "referenced": [
+        {
+            "operands": [
+                {**_Q8, "lifetime": "SUBGRAPH_INPUT"},
+                {**_I32, "lifetime": "SUBGRAPH_INPUT"},
+                {**_I32, "lifetime": "SUBGRAPH_INPUT"},
+                {
+                    "type": "TENSOR_BOOL8",
+                    "dimensions": [1],
+                    "scale": 0.0,
+                    "zeroPoint": 0,
+                    "lifetime": "SUBGRAPH_OUTPUT",
+                },
+            ],
+            "operations": [{"type": "LESS", "inputs": [1, 2], "outputs": [3]}],
+            "inputIndexes": [0, 1, 2],
+            "outputIndexes": [3],
+        },
+        {
+            "operands": [
+                {**_Q8, "lifetime": "SUBGRAPH_INPUT"},
+                {**_I32, "lifetime": "SUBGRAPH_INPUT"},
+                {**_I32, "lifetime": "SUBGRAPH_INPUT"},
+                {**_Q8, "scale": 18343176.0, "lifetime": "CONSTANT_COPY", "value": [201] + [0] * 15},
+                {**_Q8, "lifetime": "SUBGRAPH_OUTPUT"},
+                {**_I32, "lifetime": "CONSTANT_COPY", "value": [1]},
+                {
+                    "type": "INT32",
+                    "dimensions": [],
+                    "scale": 0.0,
+                    "zeroPoint": 0,
+                    "lifetime": "CONSTANT_COPY",
+                    "value": [0],
+                },
+                {**_I32, "lifetime": "SUBGRAPH_OUTPUT"},
+            ],
+            "operations": [
+                {"type": "MINIMUM", "inputs": [0, 3], "outputs": [4]},
+                {"type": "ADD", "inputs": [1, 5, 6], "outputs": [7]},
+            ],
+            "inputIndexes": [0, 1, 2],
+            "outputIndexes": [4, 7],
+        },
+    ],
+}

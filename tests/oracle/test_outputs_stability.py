@@ -94,3 +94,29 @@ def test_a_hash_of_given_float_data_is_stable_no_rounding_touches_its_bits() -> 
             assert reference_is_stable(g.model, g.inputs, run_model(g.model, g.inputs))
         g.close()
     assert judged >= 5
+
+
+def _softmax_of_ties():
+    """ADD of two quant8 [1, 3] inputs into a scale twice theirs (odd sums land on exact half steps), then SOFTMAX."""
+    g = GraphBuilder()
+    a, b = g.input(Q8, [1, 3], 1.0, 0), g.input(Q8, [1, 3], 1.0, 0)
+    halved = g._add(Operand(Q8, [1, 3], 0, 2.0, 0, OperandLifeTime.TEMPORARY_VARIABLE))
+    g.op(Op.ADD, [a, b, g.scalar(T.INT32, 0)], [halved])
+    out = g.output(Q8, [1, 3], 1.0 / 256, 0)
+    g.op(Op.SOFTMAX, [halved, g.scalar(T.FLOAT32, 0.5)], [out])
+    return g.model()
+
+
+def test_a_normalization_of_exact_ties_is_an_edge_though_uniform_nudges_cancel() -> None:
+    # Sums 1, 3, 5 halve to 0.5, 1.5, 2.5 steps: an implementation may round each tie either way. Moving them all
+    # the same way shifts every logit alike, which SOFTMAX cancels; moving them element by element does not.
+    model = _softmax_of_ties()
+    ties = [np.array([[1, 3, 5]], np.uint8), np.zeros((1, 3), np.uint8)]
+    base = run_model(model, ties).outputs[0]
+    for p in (-1, 1):
+        assert np.array_equal(run_model(model, ties, perturbation=p).outputs[0], base)
+    scattered = [run_model(model, ties, perturbation=p, scatter=True).outputs[0] for p in (-1, 1)]
+    assert any(np.abs(s.astype(int) - base.astype(int)).max() > 2 for s in scattered)
+    assert not reference_is_stable(model, ties, run_model(model, ties))
+    even = [np.array([[2, 4, 6]], np.uint8), np.zeros((1, 3), np.uint8)]  # no tie: nothing to resolve
+    assert reference_is_stable(model, even, run_model(model, even))

@@ -71,6 +71,10 @@ def test_former_false_alarms_pass_on_the_fault_free_driver(path: Path) -> None:
     # bidirectional-lstm-layer-norm-float32-drift: a float32 BIDIRECTIONAL_SEQUENCE_LSTM over 23 steps with layer
     # normalization over two units: computed in float32 (numpy, ONNX Runtime, and the reference's native probe, to
     # the last digit) its cell state lands 1.4e-5 from float64; no single nudge shows it.
+    # differential-resize-softmax-mixed-ties: quant8 RESIZE_BILINEAR of a 2 x 2 input to 4 x 4 (exact half steps),
+    # then SOFTMAX: ONNX Runtime resolves the ties element by element (its output is the exact softmax of its
+    # intermediate), 7 steps from the others; nudging every tie the same way shifts a row's logits alike, which
+    # SOFTMAX cancels, so the probes scatter the nudge too and its value lies within their span.
     # request-generate-proposals-box-at-min-size: quantized GENERATE_PROPOSALS whose one box is exactly min_size
     # (0.5) high: float64 keeps it (3 proposals), the driver's float32 arithmetic lands a rounding below (2); the
     # reference's size and IoU comparisons resolve values within float32 rounding of their threshold the other way

@@ -181,15 +181,15 @@ class Op(HalOperation):
             self._widened[i] = found
         return found
 
-    def output(self, k: int = 0, like: int | None = None) -> int:
+    def output(self, k: int = 0, like: int | None = None, shape: Sequence[int] | None = None) -> int:
         """The tensor of output k (when widened, a float32 temporary for a float16 output); `like` names an input
-        whose dimensions fill in the output's unknown ones (for kernels that keep the declared output shape in
-        some cases)."""
+        whose dimensions, or `shape` the dimensions the rule knows, fill in the output's unknown ones (for kernels
+        that keep the declared output shape in some cases)."""
         index = self.operation.outputs[k]
         dims = None
-        if like is not None and self.has(like):
+        hint = list(shape) if shape is not None else self.dims(like) if like is not None and self.has(like) else None
+        if hint is not None:
             declared = self.out(k).dimensions
-            hint = self.dims(like)
             if hint and (not declared or len(declared) == len(hint)):
                 dims = [d or h for d, h in zip(declared or [0] * len(hint), hint)]
         if not (self.wide and self.out(k).type == T.TENSOR_FLOAT16):

@@ -114,10 +114,12 @@ def detection_postprocessing(op: Op) -> None:
     op.emit("RESHAPE", [counts, op.const([batches, 1])], [limits])
     op.emit("LESS", [op.const(np.arange(max_detections, dtype=np.float32)), limits], [valid])
     zero = op.const(np.float32(0))
-    op.emit("SELECT_V2", [valid, confidences, zero], [op.output(0)])
+    # SELECT_V2 keeps its output's declared shape when every operand holds one element (one image, one detection):
+    # an output of unknown rank must be declared with its shape.
+    op.emit("SELECT_V2", [valid, confidences, zero], [op.output(0, shape=[batches, max_detections])])
     box_valid = op.temp(TensorSpec("BOOL", (batches, max_detections, 1)))
     op.emit("RESHAPE", [valid, op.const([batches, max_detections, 1])], [box_valid])
-    op.emit("SELECT_V2", [box_valid, boxes, zero], [op.output(1)])
+    op.emit("SELECT_V2", [box_valid, boxes, zero], [op.output(1, shape=[batches, max_detections, 4])])
     if op.scalar(13):
         labels = _binary(op, "ADD", labels, op.const(np.float32(1)), f32)
     masked = op.temp(f32.with_shape((batches, max_detections)))

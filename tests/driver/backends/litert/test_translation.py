@@ -255,6 +255,29 @@ def test_topk_orders_ties_when_the_last_dimension_is_unknown() -> None:
         check_against_reference(model, [np.asarray([row, row[::-1]], dtype=np.float32)])
 
 
+@pytest.mark.parametrize("float_type", [T.TENSOR_FLOAT32, T.TENSOR_FLOAT16])
+def test_detection_outputs_of_unknown_rank_take_their_shape_with_one_detection(float_type: int) -> None:
+    # LiteRT's SELECT_V2 keeps its output's declared shape when every operand holds one element: an output of
+    # unknown rank, declared as a scalar, came out [] where one image with one detection gives [1, 1].
+    scalar = T.FLOAT32 if float_type == T.TENSOR_FLOAT32 else T.FLOAT16
+    b = Build()
+    scores = b.const(float_type, [[[0.1, 0.9], [0.2, 0.8], [0.3, 0.7]]])
+    deltas, anchors = b.input(float_type, [1, 3, 4]), b.input(float_type, [3, 4])
+    params = [b.const(scalar, v) for v in (10.0, 10.0, 5.0, 5.0)]
+    flags = [b.const(T.BOOL, True), b.i32(1), b.i32(1), b.i32(1), b.const(scalar, 0.5), b.const(scalar, 0.9)]
+    outs = [
+        b.output(float_type, []),
+        b.output(float_type, []),
+        b.output(T.TENSOR_INT32, []),
+        b.output(T.TENSOR_INT32, []),
+    ]
+    b.op(O.DETECTION_POSTPROCESSING, [scores, deltas, anchors, *params, *flags, b.const(T.BOOL, False)], outs)
+    model = b.model()
+    dtype = np.float32 if float_type == T.TENSOR_FLOAT32 else np.float16
+    box_anchors = np.asarray([[1, 1, 2, 2], [5, 5, 2, 2], [9, 9, 2, 2]], dtype=dtype)
+    check_against_reference(model, [np.zeros((1, 3, 4), dtype=dtype), box_anchors])
+
+
 def test_a_missing_input_value_is_refused() -> None:
     model = add_model([2])
     program = LiteRTProgram(translate(model, constant_reader(model)))
