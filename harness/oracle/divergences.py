@@ -393,29 +393,33 @@ register(
 )
 
 
-# The HAL's fused activation codes whose clip has an upper bound, with their bounds.
-_BOUNDED_ACTIVATIONS = {2: (-1.0, 1.0), 3: (0.0, 6.0)}  # RELU1, RELU6
+# The HAL's fused activation codes with the bounds of their clip.
+_CLIPPING_ACTIVATIONS = {1: (0.0, math.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}  # RELU, RELU1, RELU6
 _ACTIVATION_FUSED = frozenset({OperationType.ADD, OperationType.MUL})
 
 
-def _clip_redundant_by_under_half_a_step(model: Model, op: Operation) -> bool:
-    """A quantized ADD or MUL with RELU1 or RELU6 fused whose output's largest value lies above the clip's upper
-    bound by less than half a step (and whose least lies at its lower bound or above): once quantized, the clip
-    bounds are the type's ends."""
-    main = model.main
+def _clip_dropped_with_a_name_clash(model: Model, graph: Subgraph, op: Operation) -> bool:
+    """A quantized ADD or MUL with a fused clip that ONNX Runtime's optimizer drops (and then names a node after
+    an existing one): RELU1 or RELU6 whose output's largest value lies above the clip's upper bound by less than
+    half a step, its least at the lower bound or above; inside an IF or WHILE body, also RELU whose output's least
+    value is 0 or above."""
     if op.type not in _ACTIVATION_FUSED or len(op.inputs) < 3:
         return False
-    activation = constant_value(model, main, op.inputs[2])
-    out = main.operands[op.outputs[0]]
+    activation = constant_value(model, graph, op.inputs[2])
+    out = graph.operands[op.outputs[0]]
     stored = _QUANT8_RANGES.get(out.type)  # type: ignore[call-overload]
     if activation is None or stored is None:
         return False
-    bounds = _BOUNDED_ACTIVATIONS.get(int(np.asarray(activation).reshape(-1)[0]))
+    bounds = _CLIPPING_ACTIVATIONS.get(int(np.asarray(activation).reshape(-1)[0]))
     if bounds is None:
         return False
     scale = float(out.scale)
     least, largest = scale * (stored[0] - out.zero_point), scale * (stored[1] - out.zero_point)
-    return least >= bounds[0] and 0.0 < largest - bounds[1] < scale / 2
+    if least < bounds[0]:
+        return False
+    if math.isinf(bounds[1]):
+        return graph is not model.main
+    return 0.0 < largest - bounds[1] < scale / 2
 
 
 register(
@@ -427,7 +431,8 @@ register(
         nature="bug",
         condition="a quantized ADD or MUL with RELU1 or RELU6 fused whose output's least value lies at the clip's "
         "lower bound or above and whose largest lies above its upper bound by less than half a quantization step "
-        "(uint8, zero point 0, scale 0.003925: largest 1.000875; int8, zero point -128, largest 6.0001)",
+        "(uint8, zero point 0, scale 0.003925: largest 1.000875; int8, zero point -128, largest 6.0001); inside an "
+        "IF or WHILE body, also one with RELU fused whose output's least value is 0 or above (uint8, zero point 0)",
         hal="ADD/MUL with RELU1 (RELU6): the result clamped to [-1, 1] ([0, 6]), then quantized into the output's "
         "scale and zero point",
         behaviour="at the extended and all optimization levels the session fails to initialize ('This is an invalid "
@@ -435,7 +440,7 @@ register(
         "are the type's ends gives a new node the name of an existing one",
         matches=lambda s: (
             s.verdict.rule in _STATUS_RULES
-            and any(_clip_redundant_by_under_half_a_step(s.model, op) for op in s.model.main.operations)
+            and any(_clip_dropped_with_a_name_clash(s.model, graph, op) for graph, op in _graph_operations(s.model))
         ),
     )
 )
@@ -580,8 +585,14 @@ register(
 
 # The per-channel convolutions whose requantization was seen to wrap around.
 _PER_CHANNEL_CONVOLUTIONS = frozenset({OperationType.CONV_2D, OperationType.DEPTHWISE_CONV_2D})
-# The operations the LiteRT translation requantizes inputs of through QUANTIZE (to the output's scale).
-_REQUANTIZED_INPUTS = frozenset({OperationType.MAXIMUM, OperationType.MINIMUM})
+# The operations the LiteRT translation requantizes inputs of through QUANTIZE (to the output's scale), with the
+# positions of those inputs.
+_REQUANTIZED_INPUTS = {
+    OperationType.MAXIMUM: slice(0, 2),
+    OperationType.MINIMUM: slice(0, 2),
+    OperationType.SELECT: slice(1, 3),
+    OperationType.CONCATENATION: slice(0, -1),
+}
 
 
 def _shift_wraps(largest: float, multiplier: float) -> bool:
@@ -614,18 +625,19 @@ def _convolution_wraps(model: Model, graph: Subgraph, op: Operation) -> bool:
 
 
 def _requantized_input_wraps(model: Model, graph: Subgraph, op: Operation) -> bool:
-    """A quantized input of this MAXIMUM or MINIMUM, brought to the output's scale, can wrap (|x - zero point| up to
-    255)."""
+    """A quantized input of this MAXIMUM, MINIMUM, SELECT or CONCATENATION, brought to the output's scale, can
+    wrap (|x - zero point| up to 255)."""
     out = graph.operands[op.outputs[0]]
     if out.type not in _QUANT8 or not out.scale > 0:
         return False
-    return any(_shift_wraps(255.0, float(graph.operands[i].scale) / float(out.scale)) for i in op.inputs[:2])
+    inputs = op.inputs[_REQUANTIZED_INPUTS[OperationType(op.type)]]
+    return any(_shift_wraps(255.0, float(graph.operands[i].scale) / float(out.scale)) for i in inputs)
 
 
 def _requantize_overflow(s: Sighting) -> bool:
-    """Wrong values at (or downstream of) a per-channel CONV_2D or DEPTHWISE_CONV_2D, or a quantized MAXIMUM or
-    MINIMUM, whose requantization can wrap around int32."""
-    if not _wrong_values_at(s, *(o.name for o in _PER_CHANNEL_CONVOLUTIONS | _REQUANTIZED_INPUTS)):
+    """Wrong values at (or downstream of) a per-channel CONV_2D or DEPTHWISE_CONV_2D, or a quantized MAXIMUM,
+    MINIMUM, SELECT or CONCATENATION, whose requantization can wrap around int32."""
+    if not _wrong_values_at(s, *(o.name for o in _PER_CHANNEL_CONVOLUTIONS | _REQUANTIZED_INPUTS.keys())):
         return False
     checks = {o: _convolution_wraps for o in _PER_CHANNEL_CONVOLUTIONS} | {
         o: _requantized_input_wraps for o in _REQUANTIZED_INPUTS
@@ -643,9 +655,10 @@ register(
         condition="an integer requantization whose multiplier is 2^e * m with e > 0 and a value times 2^e beyond "
         "int32: CONV_2D or DEPTHWISE_CONV_2D with a per-channel filter (input scale * channel scale / output "
         "scale, times the accumulator: e.g. input scale 2^22, channel and output scales 2^-6, accumulator 270), "
-        "or a quantized MAXIMUM or MINIMUM whose input scale is 2^23 or more times the output's (the translation "
-        "brings each input to the output's scale with QUANTIZE)",
-        hal="the output is the real-valued result (the sum of products plus bias; the larger or smaller input) "
+        "or a quantized MAXIMUM, MINIMUM, SELECT or CONCATENATION whose input scale is 2^23 or more times the "
+        "output's (the translation brings each input to the output's scale with QUANTIZE)",
+        hal="the output is the real-valued result (the sum of products plus bias; the larger or smaller input; "
+        "the chosen or concatenated input) "
         "quantized into the output's scale and zero point, saturated to the type's range: a result far beyond the "
         "range gives its end",
         behaviour="the integer kernels (per-channel convolution, int8 QUANTIZE) multiply the value by 2^e before "
@@ -707,10 +720,10 @@ register(
         "value at scale 0.091)",
         hal="ADD: the real-valued sum quantized into the output's scale and zero point, saturated to the type's "
         "range: a sum far beyond the range gives its end",
-        behaviour="the optimized kernel (which the XNNPACK kernel set runs as well) carries each input, rescaled "
-        "to the output's scale, in 16 bits in its loop over blocks of 8 elements: beyond +-32767 the value wraps "
-        "modulo 2^16, so a sum that should saturate at one end comes out at the other or anywhere between; the "
-        "elements left over after the last whole block, SUB and the reference kernel saturate",
+        behaviour="the optimized kernel (which the XNNPACK kernel set runs as well) behaves as if it held each "
+        "input, rescaled to the output's scale, in 16 bits in its loop over blocks of 8 elements: beyond +-32767 "
+        "the value wraps modulo 2^16, so a sum that should saturate at one end comes out at the other or anywhere "
+        "between; the elements left over after the last whole block, SUB and the reference kernel saturate",
         matches=_add_rescale_wraps,
     )
 )

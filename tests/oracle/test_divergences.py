@@ -417,3 +417,69 @@ _WHILE_MINIMUM = {
         },
     ],
 }
+
+
+def _requantized_example(kind: str, ratio: float) -> dict:
+    """A CONCATENATION of one int8 input, or a SELECT of it against zeros, whose input scale is `ratio` times the
+    output's (1/8): 44 and -3 saturate to 127 and -128."""
+    qs = {"type": "TENSOR_QUANT8_ASYMM_SIGNED", "dimensions": [2], "zeroPoint": 0}
+    source, out = {**qs, "scale": 0.125 * ratio, "lifetime": "SUBGRAPH_INPUT"}, {**qs, "scale": 0.125}
+    values = {"dimensions": [2], "value": [44, -3]}
+    if kind == "CONCATENATION":
+        axis = {"type": "INT32", "dimensions": [], "scale": 0.0, "zeroPoint": 0, "lifetime": "CONSTANT_COPY"}
+        operands = [source, {**axis, "value": [0]}, {**out, "lifetime": "SUBGRAPH_OUTPUT"}]
+        inputs, operation = [values], {"type": kind, "inputs": [0, 1], "outputs": [2]}
+        indexes = [0]
+    else:
+        condition = {"type": "TENSOR_BOOL8", "dimensions": [2], "scale": 0.0, "zeroPoint": 0}
+        operands = [
+            {**condition, "lifetime": "SUBGRAPH_INPUT"},
+            source,
+            {**out, "lifetime": "SUBGRAPH_INPUT"},
+            {**out, "lifetime": "SUBGRAPH_OUTPUT"},
+        ]
+        inputs = [{"dimensions": [2], "value": [True, True]}, values, {"dimensions": [2], "value": [0, 0]}]
+        operation, indexes = {"type": kind, "inputs": [0, 1, 2], "outputs": [3]}, [0, 1, 2]
+    model = {
+        "operands": operands,
+        "operations": [operation],
+        "inputIndexes": indexes,
+        "outputIndexes": [len(operands) - 1],
+        "relaxComputationFloat32toFloat16": False,
+    }
+    return {"model": model, "inputs": inputs}
+
+
+@pytest.mark.parametrize("kind", ["CONCATENATION", "SELECT"])
+@pytest.mark.parametrize(("ratio", "shown"), [(2.0**25, True), (2.0**22, False)])
+def test_requantize_overflow_of_a_concatenated_or_selected_input_shows_and_matches(
+    kind: str, ratio: float, shown: bool
+) -> None:
+    # A baseline campaign's case: CONCATENATION of 44 at scale 1/8 into scale 2^-28 gave -128 where 127 is due;
+    # the translation brings SELECT's inputs to the output's scale with the same QUANTIZE.
+    divergence = DIVERGENCES["litert-requantize-left-shift-overflow"]
+    case = case_of(_requantized_example(kind, ratio))
+    verdict = TARGETS["execution"].run(case, create_device("driver_under_test:create_litert_reference_device"))
+    assert verdict.ok is not shown, (verdict.rule, verdict.details)
+    model = case.materialized().model
+    assert (matching(Sighting("ai-edge-litert", "reference", model, _wrong(kind))) is divergence) is shown
+    case.close()
+
+
+@pytest.mark.parametrize(("zero_point", "shown"), [(0, True), (1, False)])
+def test_duplicate_node_name_matches_a_relu_fused_in_a_while_body_whose_outputs_start_at_0(
+    zero_point: int, shown: bool
+) -> None:
+    # A campaign's case: MUL with RELU fused in a WHILE body, uint8 with zero point 0 (no value below 0 to clip);
+    # the same MUL in main runs, and with zero point 1 (a value below 0 exists) it runs in the body too.
+    divergence = DIVERGENCES["onnxruntime-duplicate-node-name"]
+    model_json = {**_WHILE_MINIMUM, "referenced": [dict(g) for g in _WHILE_MINIMUM["referenced"]]}
+    body = model_json["referenced"][1]
+    relu = {"type": "INT32", "dimensions": [], "scale": 0.0, "zeroPoint": 0, "lifetime": "CONSTANT_COPY", "value": [1]}
+    operands = [dict(o) for o in body["operands"]] + [relu]
+    operands[0]["zeroPoint"] = operands[4]["zeroPoint"] = zero_point
+    body["operands"] = operands
+    body["operations"] = [{"type": "MUL", "inputs": [0, 0, 8], "outputs": [4]}, body["operations"][1]]
+    failed = Verdict(Outcome.FAILURE, rule="status.expected", title="sync execution answered GENERAL_FAILURE")
+    found = matching(Sighting("onnxruntime", "all", model_from_json(model_json), failed))
+    assert (found is divergence) is shown
