@@ -78,28 +78,30 @@ EDGE_ULPS = 16
 _FLOAT32_EPS = float(np.finfo(np.float32).eps)
 
 
-def _edge_band(magnitude: float) -> float:
-    """How far from a threshold a float32 implementation's value of this magnitude may land."""
+def size_band(magnitude: float) -> float:
+    """How far from a threshold a float32 implementation's difference of coordinates this large may land."""
     return EDGE_ULPS * _FLOAT32_EPS * max(magnitude, 1.0)
 
 
-def reaches(value: float, threshold: float, magnitude: float = 1.0) -> bool:
-    """value >= threshold; within the float32 band of it, the side the running stability probe names."""
-    return bool(value >= threshold + probing_edges() * _edge_band(magnitude))
-
-
-def exceeds(value: float, threshold: float, magnitude: float = 1.0) -> bool:
-    """value > threshold; within the float32 band of it, the side the running stability probe names."""
-    return bool(value > threshold + probing_edges() * _edge_band(magnitude))
-
-
-def overlap_magnitude(a: np.ndarray, b: np.ndarray) -> float:
-    """How many times its own error an IoU of the two boxes carries: float32 rounds the coordinates relative to
-    their size, and the IoU inherits that error relative to the smallest side."""
+def overlap_band(a: np.ndarray, b: np.ndarray) -> float:
+    """How far from a threshold a float32 implementation's IoU of the two boxes may land: float32 rounds the
+    coordinates relative to their size, and the IoU inherits that error relative to the smallest side. Boxes that
+    do not overlap have an IoU of exactly 0 in every implementation."""
     sides = [s for s in (a[2] - a[0], a[3] - a[1], b[2] - b[0], b[3] - b[1]) if s > 0]
-    if not sides:
-        return 1.0
-    return float(max(np.abs(a).max(), np.abs(b).max())) / min(sides)
+    apart = min(a[2], b[2]) <= max(a[0], b[0]) or min(a[3], b[3]) <= max(a[1], b[1])
+    if apart or not sides:
+        return 0.0
+    return size_band(float(max(np.abs(a).max(), np.abs(b).max())) / min(sides))
+
+
+def reaches(value: float, threshold: float, band: float = 0.0) -> bool:
+    """value >= threshold; within `band` of it, the side the running stability probe names."""
+    return bool(value >= threshold + probing_edges() * band)
+
+
+def exceeds(value: float, threshold: float, band: float = 0.0) -> bool:
+    """value > threshold; within `band` of it, the side the running stability probe names."""
+    return bool(value > threshold + probing_edges() * band)
 
 
 def iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -206,7 +208,7 @@ def soft_nms(
         selected.append((best, live.pop(best)))
         for k in list(live):
             overlap = iou(boxes[best], boxes[k])
-            at_threshold = reaches(overlap, iou_threshold, overlap_magnitude(boxes[best], boxes[k]))
+            at_threshold = reaches(overlap, iou_threshold, overlap_band(boxes[best], boxes[k]))
             if kernel == HARD:
                 if at_threshold:
                     live[k] = 0.0
@@ -540,8 +542,7 @@ def hard_nms(scores: np.ndarray, boxes: np.ndarray, order: list[int], iou_thresh
         live = [
             k
             for k in live
-            if k != best
-            and not reaches(iou(boxes[best], boxes[k]), iou_threshold, overlap_magnitude(boxes[best], boxes[k]))
+            if k != best and not reaches(iou(boxes[best], boxes[k]), iou_threshold, overlap_band(boxes[best], boxes[k]))
         ]
     return kept
 
@@ -598,8 +599,8 @@ def _transform(boxes: np.ndarray, deltas: np.ndarray, img_h: float, img_w: float
 
 def _big_enough(box: np.ndarray, min_size: float, img_h: float, img_w: float) -> bool:
     width, height = box[2] - box[0], box[3] - box[1]
-    magnitude = float(np.abs(box).max())
-    if not (reaches(width, min_size, magnitude) and reaches(height, min_size, magnitude)):
+    band = size_band(float(np.abs(box).max()))
+    if not (reaches(width, min_size, band) and reaches(height, min_size, band)):
         return False
     if box[0] + width / 2 < img_w and box[1] + height / 2 < img_h:
         return True
@@ -660,8 +661,7 @@ def _nms_above(
             break
         # IoU does not depend on the coordinate order, so [y1, x1, y2, x2] boxes work as they are.
         if not any(
-            exceeds(iou(boxes_yx[k], boxes_yx[j]), iou_threshold, overlap_magnitude(boxes_yx[k], boxes_yx[j]))
-            for j in kept
+            exceeds(iou(boxes_yx[k], boxes_yx[j]), iou_threshold, overlap_band(boxes_yx[k], boxes_yx[j])) for j in kept
         ):
             kept.append(k)
     return kept

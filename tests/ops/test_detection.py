@@ -177,18 +177,32 @@ def test_sizes_and_overlaps_within_float32_rounding_of_their_threshold_turn_unde
     # the NMS threshold are edges: outside the probe the comparison is exact, under it the edge resolves the way
     # the probe leans, so exactly one of the two probes flips each comparison.
     from harness.ops.common import quantization_nudge
-    from harness.ops.detection import _big_enough, exceeds, reaches
+    from harness.ops.detection import _big_enough, exceeds, overlap_band, reaches
 
     box = np.array([1.0, 0.5, 3.0, 1.0])  # height exactly 0.5
     a, b = np.array([0.0, 0.0, 2.0, 1.0]), np.array([1.0, 0.0, 3.0, 1.0])  # IoU exactly 1/3
-    assert _big_enough(box, 0.5, 8.0, 6.0) and reaches(iou(a, b), 1 / 3) and not exceeds(iou(a, b), 1 / 3)
+    band = overlap_band(a, b)
+    assert _big_enough(box, 0.5, 8.0, 6.0) and reaches(iou(a, b), 1 / 3, band) and not exceeds(iou(a, b), 1 / 3, band)
     with quantization_nudge(probe * 1e-9):
         assert _big_enough(box, 0.5, 8.0, 6.0) is (probe < 0)
-        assert reaches(iou(a, b), 1 / 3) is (probe < 0)
-        assert exceeds(iou(a, b), 1 / 3) is (probe < 0)
+        assert reaches(iou(a, b), 1 / 3, band) is (probe < 0)
+        assert exceeds(iou(a, b), 1 / 3, band) is (probe < 0)
         # Far from the threshold in float32 terms, the probe changes nothing.
         assert _big_enough(box, 0.4999, 8.0, 6.0) and not _big_enough(box, 0.5001, 8.0, 6.0)
-        assert exceeds(0.3334, 1 / 3) and not reaches(0.3333, 1 / 3)
+        assert exceeds(0.3334, 1 / 3, band) and not reaches(0.3333, 1 / 3, band)
+
+
+def test_boxes_that_do_not_overlap_have_an_iou_of_exactly_0_even_under_the_probe():
+    # Every implementation computes an empty intersection exactly: an IoU threshold of 0 then suppresses such boxes
+    # in all of them (a memory-domain case of four all-zero boxes and threshold 0 relies on it).
+    from harness.ops.common import quantization_nudge
+    from harness.ops.detection import overlap_band, reaches
+
+    zero, apart = np.zeros(4), np.array([2.0, 2.0, 3.0, 3.0])
+    for a, b in ((zero, zero), (np.array([0.0, 0.0, 1.0, 1.0]), apart), (np.array([0.0, 0.0, 2.0, 2.0]), apart)):
+        assert overlap_band(a, b) == 0.0
+        with quantization_nudge(1e-9):
+            assert reaches(iou(a, b), 0.0, overlap_band(a, b))
 
 
 def test_a_proposal_exactly_min_size_high_is_an_edge_of_the_reference():
