@@ -206,8 +206,8 @@ def quantization_nudge(relative: float, scattered: bool = False) -> Iterator[Non
 
 
 @functools.lru_cache(maxsize=64)
-def _nudge_pattern(size: int) -> np.ndarray:
-    """`size` signs, +1 or -1, the same for every call (a seeded draw)."""
+def scattered_signs(size: int) -> np.ndarray:
+    """`size` signs, -1.0 or +1.0, the same for every call (a seeded draw): the stability probe's scattered nudges."""
     return np.random.default_rng(_NUDGE_PATTERN_SEED).choice(np.array([-1.0, 1.0]), size=size)
 
 
@@ -258,7 +258,7 @@ def _stored(real: np.ndarray, operand: Operand, dtype: np.dtype) -> np.ndarray:
         nudge = _QUANTIZATION_NUDGE.get()
         if nudge:
             if _NUDGE_SCATTERED.get() and scaled.size:
-                scaled = scaled * (1.0 + nudge * _nudge_pattern(scaled.size).reshape(scaled.shape))
+                scaled = scaled * (1.0 + nudge * scattered_signs(scaled.size).reshape(scaled.shape))
             else:
                 scaled = scaled * (1.0 + nudge)
         lean = _QUANTIZATION_LEAN.get()

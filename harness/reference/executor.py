@@ -7,7 +7,6 @@ form with their actual shapes, and a message when the status is not NONE. It tru
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -39,6 +38,7 @@ from harness.ops.common import (
     native_float32,
     quantization_lean,
     quantization_nudge,
+    scattered_signs,
 )
 
 # Exceptions a kernel raises for bad data (an index out of range, a division by zero...): the execution fails
@@ -397,18 +397,6 @@ def _read_bitwise(subgraph: Subgraph) -> frozenset[int]:
     )
 
 
-def _scattered_steps(n: int) -> np.ndarray:
-    """n nudges of one epsilon up or down, the same for every call (a seeded draw)."""
-    return np.random.default_rng(_NUDGE_SEED).choice(_NUDGE_STEPS, size=n).astype(np.float64)
-
-
-# One epsilon, the difference a correct float implementation's rounding makes at a step: larger nudges would call
-# a chain of products ill-conditioned that its tolerance covers.
-_NUDGE_STEPS = np.array([-1.0, 1.0])
-_NUDGE_SEED = 20261127
-_SCATTERED_STEPS = functools.lru_cache(maxsize=64)(_scattered_steps)
-
-
 def _nudged_given(value: np.ndarray | None, perturbation: int) -> np.ndarray | None:
     """A given float tensor with each element moved by `perturbation` epsilons, up or down by a fixed scattered
     pattern (scalars and other types unchanged)."""
@@ -418,7 +406,9 @@ def _nudged_given(value: np.ndarray | None, perturbation: int) -> np.ndarray | N
     # with a row (alternating signs do, over rows of even width, and leave equal rows equal).
     if value is None or value.dtype.kind != "f" or value.ndim == 0 or value.size == 0:
         return value
-    steps = _SCATTERED_STEPS(value.size).reshape(value.shape)
+    # One epsilon each, the difference a correct float implementation's rounding makes at a step: larger nudges
+    # would call a chain of products ill-conditioned that its tolerance covers.
+    steps = scattered_signs(value.size).reshape(value.shape)
     return (value * (1.0 + perturbation * np.finfo(value.dtype).eps * steps)).astype(value.dtype)
 
 

@@ -357,6 +357,18 @@ def test_a_divergence_inside_a_while_body_matches_the_while_output() -> None:
     assert matching(Sighting("ai-edge-litert", "reference", model, _wrong("ADD"))) is None
 
 
+def _int32_constant(value: int) -> dict:
+    """An INT32 scalar CONSTANT_COPY operand of the model JSON."""
+    return {
+        "type": "INT32",
+        "dimensions": [],
+        "scale": 0.0,
+        "zeroPoint": 0,
+        "lifetime": "CONSTANT_COPY",
+        "value": [value],
+    }
+
+
 _Q8 = {"type": "TENSOR_QUANT8_ASYMM", "dimensions": [2, 4, 2], "scale": 0.09095876663923264, "zeroPoint": 128}
 _I32 = {"type": "TENSOR_INT32", "dimensions": [1], "scale": 0.0, "zeroPoint": 0}
 _WHILE_MINIMUM = {
@@ -398,14 +410,7 @@ _WHILE_MINIMUM = {
                 {**_Q8, "scale": 18343176.0, "lifetime": "CONSTANT_COPY", "value": [201] + [0] * 15},
                 {**_Q8, "lifetime": "SUBGRAPH_OUTPUT"},
                 {**_I32, "lifetime": "CONSTANT_COPY", "value": [1]},
-                {
-                    "type": "INT32",
-                    "dimensions": [],
-                    "scale": 0.0,
-                    "zeroPoint": 0,
-                    "lifetime": "CONSTANT_COPY",
-                    "value": [0],
-                },
+                _int32_constant(0),
                 {**_I32, "lifetime": "SUBGRAPH_OUTPUT"},
             ],
             "operations": [
@@ -426,8 +431,7 @@ def _requantized_example(kind: str, ratio: float) -> dict:
     source, out = {**qs, "scale": 0.125 * ratio, "lifetime": "SUBGRAPH_INPUT"}, {**qs, "scale": 0.125}
     values = {"dimensions": [2], "value": [44, -3]}
     if kind == "CONCATENATION":
-        axis = {"type": "INT32", "dimensions": [], "scale": 0.0, "zeroPoint": 0, "lifetime": "CONSTANT_COPY"}
-        operands = [source, {**axis, "value": [0]}, {**out, "lifetime": "SUBGRAPH_OUTPUT"}]
+        operands = [source, _int32_constant(0), {**out, "lifetime": "SUBGRAPH_OUTPUT"}]
         inputs, operation = [values], {"type": kind, "inputs": [0, 1], "outputs": [2]}
         indexes = [0]
     else:
@@ -475,8 +479,7 @@ def test_duplicate_node_name_matches_a_relu_fused_in_a_while_body_whose_outputs_
     divergence = DIVERGENCES["onnxruntime-duplicate-node-name"]
     model_json = {**_WHILE_MINIMUM, "referenced": [dict(g) for g in _WHILE_MINIMUM["referenced"]]}
     body = model_json["referenced"][1]
-    relu = {"type": "INT32", "dimensions": [], "scale": 0.0, "zeroPoint": 0, "lifetime": "CONSTANT_COPY", "value": [1]}
-    operands = [dict(o) for o in body["operands"]] + [relu]
+    operands = [dict(o) for o in body["operands"]] + [_int32_constant(1)]  # RELU
     operands[0]["zeroPoint"] = operands[4]["zeroPoint"] = zero_point
     body["operands"] = operands
     body["operations"] = [{"type": "MUL", "inputs": [0, 0, 8], "outputs": [4]}, body["operations"][1]]
